@@ -1,0 +1,11 @@
+"""ragbook: the package of the ragbook course on retrieval-augmented generation.
+
+One module per idea; each docstring names the chapter that derives it.
+
+- :mod:`ragbook.text`: the analyzer (normalisation, tokens, stopwords, sentences).
+- :mod:`ragbook.sampling`: next-token probabilities with a temperature.
+- :mod:`ragbook.composition`: end-to-end accuracy from retrieval and generation.
+- :mod:`ragbook.exercises`: graded exercises.
+- :mod:`ragbook.show`: listings of ragbook's own source for the chapters.
+"""
+__version__ = "0.1.0"

@@ -1,0 +1,67 @@
+"""The graded-exercise mechanism: right answers pass, wrong ones are named with expected vs got."""
+import math
+
+import pytest
+
+from ragbook.exercises import EXERCISES, Case, Exercise, Raises, check, register
+
+
+def reader_softmax(logits, temperature):
+    # an independent correct solution, written the way a reader might
+    if temperature <= 0:
+        raise ValueError("temperature must be positive")
+    m = max(logits)
+    w = [math.exp((z - m) / temperature) for z in logits]
+    return [x / sum(w) for x in w]
+
+
+def test_a_correct_solution_passes():
+    verdict = check("softmax-temperature", reader_softmax)
+    assert verdict and verdict.passed == verdict.total == 8
+    assert repr(verdict).startswith("PASS softmax-temperature")
+    assert check("end-to-end-accuracy", lambda r, a, b: _checked(r, a, b))
+
+
+def _checked(r, a, b):
+    if not all(0 <= x <= 1 for x in (r, a, b)):
+        raise ValueError("probabilities only")
+    return r * a + (1 - r) * b
+
+
+def test_forgetting_the_temperature_is_reported_with_expected_and_got():
+    def no_temperature(logits, temperature):
+        return reader_softmax(logits, 1.0 if temperature > 0 else temperature)
+
+    verdict = check("softmax-temperature", no_temperature)
+    assert not verdict
+    report = repr(verdict)
+    assert "the same logits at T = 0.5" in report
+    assert "expected [0.761905, 0.190476, 0.047619], got [0.571429, 0.285714, 0.142857]" in report
+    assert "no_temperature" not in report  # the verdict shows cases, never code
+
+
+def test_overflow_and_missing_validation_are_reported():
+    def naive(logits, temperature):
+        w = [math.exp(z / temperature) for z in logits]
+        return [x / sum(w) for x in w]
+
+    report = repr(check("softmax-temperature", naive))
+    assert "large logits must not overflow" in report and "raised OverflowError" in report
+    assert "T = 0 is not a temperature" in report and "raised ZeroDivisionError" in report
+    assert "a negative temperature is refused" in report and "should raises ValueError" in report
+
+
+def test_wrong_types_fail_cleanly():
+    verdict = check("end-to-end-accuracy", lambda r, a, b: "0.785")
+    assert verdict.passed == 0  # wrong type in the four value cases, no refusal in the other two
+    assert "expected 0.785, got '0.785'" in repr(verdict)
+
+
+def test_unknown_exercise_and_duplicate_names():
+    with pytest.raises(KeyError, match="softmax-temperature"):
+        check("no-such-exercise", print)
+    with pytest.raises(TypeError, match="the function you wrote"):
+        check("softmax-temperature", 3)
+    with pytest.raises(ValueError, match="already registered"):
+        register(Exercise("softmax-temperature", "f", (Case("x", (), 1),)))
+    assert isinstance(EXERCISES["end-to-end-accuracy"].cases[-1].expected, Raises)
