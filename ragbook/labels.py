@@ -1,0 +1,165 @@
+"""Labelled questions and relevance from evidence spans (chapters 3, 4 and 9).
+
+Each question lists the pieces of evidence its answer needs; each piece lists every span of the corpus that
+states it (alternatives: a fact stated in the lead and again in the body has two). A span is a character
+range of one document. Relevance is defined by position, independently of any chunker: a chunk is relevant
+to a piece of evidence when its range contains one of the piece's spans whole,
+
+    chunk.start <= span.start  and  span.end <= chunk.end  (same document),
+
+so the same labels judge fixed windows, sentences, sections and anything else.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from importlib import resources
+from typing import Iterable, Sequence
+
+from .documents import Document
+
+__all__ = [
+    "Span",
+    "Evidence",
+    "Question",
+    "STYLES",
+    "locate_span",
+    "parse_questions",
+    "load_questions",
+    "contains_span",
+    "relevant_chunks",
+    "is_cut",
+]
+
+STYLES = ("lexical", "paraphrase", "unanswerable")
+
+
+@dataclass(frozen=True)
+class Span:
+    """``document.text[start:end] == text`` for the document ``doc_id``."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+
+    @property
+    def words(self) -> int:
+        """Length in whitespace-separated words, the unit of fixed word windows."""
+        return len(self.text.split())
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One fact a question needs: every span that states it, any of which will do."""
+
+    spans: tuple[Span, ...]
+
+
+@dataclass(frozen=True)
+class Question:
+    """A labelled question: text, short answer, style and the evidence pieces (none if unanswerable)."""
+
+    id: str
+    text: str
+    answer: str
+    style: str
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.evidence)
+
+    @property
+    def doc_ids(self) -> frozenset[str]:
+        """The documents that the evidence comes from."""
+        return frozenset(span.doc_id for piece in self.evidence for span in piece.spans)
+
+
+def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
+    """The unique occurrence of ``text`` in document ``doc_id`` as a :class:`Span`.
+
+    Raises ``ValueError`` when the document is unknown, or the text occurs nowhere or more than once (an
+    ambiguous label could mark the wrong place).
+    """
+    if doc_id not in documents:
+        raise ValueError(f"evidence names document {doc_id!r}, which is not in the corpus ({', '.join(documents)})")
+    if not text.strip():
+        raise ValueError(f"an evidence span in {doc_id!r} is empty")
+    haystack = documents[doc_id].text
+    start = haystack.find(text)
+    if start < 0:
+        raise ValueError(f"span not found in {doc_id!r}: {text!r}")
+    if haystack.find(text, start + 1) >= 0:
+        raise ValueError(f"span occurs more than once in {doc_id!r}; lengthen it to make it unique: {text!r}")
+    return Span(doc_id, start, start + len(text), text)
+
+
+def parse_questions(records: Sequence[dict], documents: Iterable[Document]) -> list[Question]:
+    """Turn question records (the JSON format of ``questions.json``) into :class:`Question` objects."""
+    by_id = {d.id: d for d in documents}
+    questions, seen = [], set()
+    for number, record in enumerate(records, start=1):
+        missing = [key for key in ("id", "question", "answer", "style", "evidence") if key not in record]
+        if missing:
+            raise ValueError(f"question {number} ({record.get('id', 'no id')}) lacks {', '.join(missing)}")
+        qid = record["id"]
+        if qid in seen:
+            raise ValueError(f"question id {qid!r} is used twice")
+        seen.add(qid)
+        if record["style"] not in STYLES:
+            raise ValueError(f"question {qid!r}: style must be one of {STYLES}, got {record['style']!r}")
+        pieces = []
+        for piece in record["evidence"]:
+            if not piece:
+                raise ValueError(f"question {qid!r} has an evidence piece with no span")
+            pieces.append(Evidence(tuple(locate_span(by_id, s["doc"], s["text"]) for s in piece)))
+        if (record["style"] == "unanswerable") != (not pieces):
+            raise ValueError(f"question {qid!r}: exactly the unanswerable questions have no evidence")
+        questions.append(Question(qid, record["question"], record["answer"], record["style"], tuple(pieces)))
+    return questions
+
+
+def load_questions(documents: Iterable[Document], path: str | os.PathLike | None = None) -> list[Question]:
+    """The labelled questions (by default the bundled ``ragbook/data/questions.json``) against ``documents``."""
+    if path is None:
+        raw = (resources.files("ragbook") / "data" / "questions.json").read_text(encoding="utf-8")
+    else:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                raw = handle.read()
+        except OSError as error:
+            raise ValueError(f"cannot read questions file {str(path)!r}: {error.strerror or error}") from error
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"questions file is not valid JSON (line {error.lineno}): {error.msg}") from error
+    return parse_questions(data["questions"] if isinstance(data, dict) else data, documents)
+
+
+def contains_span(chunk, span: Span) -> bool:
+    """Whether ``chunk`` (anything with ``doc_id``, ``start``, ``end``) holds ``span`` whole."""
+    return chunk.doc_id == span.doc_id and chunk.start <= span.start and span.end <= chunk.end
+
+
+def relevant_chunks(question: Question, chunks: Sequence) -> list[frozenset[int]]:
+    """For each evidence piece, the positions in ``chunks`` of the chunks that contain one of its spans."""
+    by_doc: dict[str, list[int]] = {}
+    for position, chunk in enumerate(chunks):
+        by_doc.setdefault(chunk.doc_id, []).append(position)
+    result = []
+    for piece in question.evidence:
+        found = {
+            position
+            for span in piece.spans
+            for position in by_doc.get(span.doc_id, ())
+            if contains_span(chunks[position], span)
+        }
+        result.append(frozenset(found))
+    return result
+
+
+def is_cut(evidence: Evidence, chunks: Sequence) -> bool:
+    """True when no chunk contains any of the evidence's spans whole: no ranking can then retrieve it."""
+    return not any(contains_span(chunk, span) for span in evidence.spans for chunk in chunks)

@@ -1,0 +1,136 @@
+"""Integrity of the bundled corpus and its labelled questions; the pitfall facts the book relies on."""
+import json
+import re
+from importlib import resources
+
+from ragbook.documents import CORPUS_ORDER, load_corpus
+from ragbook.labels import load_questions
+from ragbook.text import analyze, contains_phrase, split_sentences
+
+DOCS = {d.id: d for d in load_corpus()}
+RAW = json.loads((resources.files("ragbook") / "data" / "questions.json").read_text(encoding="utf-8"))["questions"]
+QUESTIONS = load_questions(DOCS.values())
+
+
+def words(text):
+    return len(text.split())
+
+
+def body_words(document):
+    return sum(words(s.text) for s in document.sections)
+
+
+def sentences(doc_id):
+    return [s.text for sec in DOCS[doc_id].sections for s in split_sentences(sec.text)]
+
+
+def test_ten_articles_each_long_with_a_lead_and_six_sections():
+    assert list(DOCS) == list(CORPUS_ORDER)
+    for document in DOCS.values():
+        assert document.text.startswith(f"# {document.title}\n")
+        assert document.lead.heading == "" and words(document.lead.text) >= 60, document.id
+        assert len(document.sections) - 1 >= 6, document.id
+        assert body_words(document) >= 1500, document.id
+    assert sum(body_words(d) for d in DOCS.values()) >= 25000
+
+
+def test_question_counts():
+    answerable = [q for q in QUESTIONS if q.answerable]
+    assert len(answerable) >= 64
+    multi = [q for q in answerable if len(q.doc_ids) >= 2 and len(q.evidence) >= 2]
+    assert len(multi) >= 8
+    unanswerable = [q for q in QUESTIONS if not q.answerable]
+    assert len(unanswerable) >= 4
+    for style in ("lexical", "paraphrase"):
+        assert sum(q.style == style for q in QUESTIONS) >= 20
+
+
+def test_ids_are_unique_and_records_complete():
+    ids = [r["id"] for r in RAW]
+    assert len(ids) == len(set(ids))
+    for r in RAW:
+        assert r["question"].strip().endswith("?"), r["id"]
+
+
+def test_every_span_occurs_verbatim_once_in_its_article():
+    for r in RAW:
+        for piece in r["evidence"]:
+            for span in piece:
+                assert DOCS[span["doc"]].text.count(span["text"]) == 1, (r["id"], span["text"])
+                assert "\n" not in span["text"], r["id"]
+
+
+def test_every_answer_follows_from_its_spans():
+    for q in QUESTIONS:
+        if not q.answerable:
+            assert q.answer == "" and q.evidence == ()
+            continue
+        span_terms = {t for piece in q.evidence for span in piece.spans for t in analyze(span.text)}
+        missing = [t for t in analyze(q.answer) if t not in span_terms]
+        assert not missing, (q.id, missing)
+        # and every piece of evidence is needed by a different document or fact: no empty pieces
+        assert all(piece.spans for piece in q.evidence)
+
+
+def test_unanswerable_questions_have_no_span_and_ask_on_topic():
+    for q in QUESTIONS:
+        if q.style == "unanswerable":
+            assert not q.evidence and q.text.endswith("?")
+
+
+# ---- the pitfall facts, stated the way the book needs them --------------------------------------------
+def test_mercury_orbit_sentence_does_not_name_the_planet():
+    hits = [s for s in sentences("mercury") if "87.969" in s]
+    assert hits and all(not contains_phrase(s, "Mercury") for s in hits)
+
+
+def test_resonance_found_by_radar_in_1965_without_naming_mercury():
+    hits = [s for s in sentences("mercury") if "3:2" in s and "1965" in s and "adar" in s]
+    assert hits and all(not contains_phrase(s, "Mercury") for s in hits)
+
+
+def test_mercury_solar_day_and_pluto_rotation():
+    assert any("176 Earth days" in s and "solar day" in s for s in sentences("mercury"))
+    assert any("6.387 Earth days" in s for s in sentences("pluto"))
+
+
+def test_venus_year_is_never_called_a_year():
+    hits = [s for s in sentences("venus") if "224.7" in s]
+    assert len(hits) >= 2
+    assert all(not contains_phrase(s, "year") and not contains_phrase(s, "years") for s in hits)
+
+
+def test_titan_temperature_measured_but_not_stated():
+    assert any("Pioneer 11" in s and "temperature" in s and "Titan" in s for s in sentences("saturn"))
+    temperature = re.compile(r"°|kelvin|\d\s?K\b|degrees", re.IGNORECASE)
+    for doc_id in DOCS:
+        for s in sentences(doc_id):
+            if "Titan" in s and "Titania" not in s:
+                assert not temperature.search(s), s
+
+
+def test_neptune_disagrees_with_itself():
+    text = DOCS["neptune"].text
+    assert "164.8 years" in DOCS["neptune"].lead.text and "164.79" not in DOCS["neptune"].lead.text
+    assert "164.79" in text and "580 m/s" in DOCS["neptune"].lead.text
+    assert any("almost 600 m/s" in s for s in sentences("neptune"))
+
+
+def test_discoverers_and_age():
+    assert any("Lassell" in s and "Triton" in s for s in sentences("neptune"))
+    assert any("Herschel" in s and "1781" in s for s in sentences("uranus"))
+    hits = [s for s in sentences("ceres") if "4.56 billion years" in s]
+    assert hits and all(not contains_phrase(s, "old") and not contains_phrase(s, "age") for s in hits)
+
+
+def test_labels_name_each_required_question():
+    texts = {q.text for q in QUESTIONS}
+    for required in [
+        "How long is a year on Venus?",
+        "Who discovered Triton?",
+        "What is the rotation period of Pluto?",
+        "How old is Ceres?",
+        "What moons does Mars have?",
+        "Which has more known moons, Saturn or Jupiter?",
+    ]:
+        assert required in texts, required
