@@ -50,10 +50,10 @@ class BeirData:
 # --- reading helpers ---------------------------------------------------------------------------------
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number, line)`` for the non-empty lines of a UTF-8 file (gzip if it ends in .gz)."""
+def _lines(path: Path, packed: bool = False) -> Iterator[tuple[int, str]]:
+    """Yield ``(line number, line)`` for the non-empty lines of a UTF-8 file, gzip-compressed if ``packed``."""
     try:
-        handle = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+        handle = gzip.open(path, "rb") if packed else open(path, "rb")
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
     with handle:
@@ -68,7 +68,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
                 if line.strip():
                     yield number, line
         except (gzip.BadGzipFile, EOFError, zlib.error) as error:
-            raise ValueError(f"{path}: not a readable gzip file after line {number} ({error})") from None
+            raise ValueError(f"{path}: damaged or not gzip ({error}), after {number} readable lines") from None
 
 
 def _parse_int(field: str, what: str, where: str) -> int:
@@ -103,11 +103,11 @@ def _check_split(split: str) -> None:
 # --- BEIR --------------------------------------------------------------------------------------------
 
 
-def _read_jsonl(path: Path, fields: tuple[str, ...], kind: str) -> dict[str, dict[str, Any]]:
+def _read_jsonl(path: Path, fields: tuple[str, ...], kind: str, kinds: str) -> dict[str, dict[str, Any]]:
     """Objects of a BEIR jsonl file by ``_id``, each reduced to ``fields`` (all required strings)."""
     records: dict[str, dict[str, Any]] = {}
     first_line: dict[str, int] = {}
-    for number, line in _lines(path):
+    for number, line in _lines(path, packed=path.suffix == ".gz"):
         where = f"{path}:{number}"
         try:
             obj = json.loads(line)
@@ -130,7 +130,7 @@ def _read_jsonl(path: Path, fields: tuple[str, ...], kind: str) -> dict[str, dic
         first_line[key] = number
         records[key] = {name: obj[name] for name in fields}
     if not records:
-        raise ValueError(f"{path}: no {kind}s (the file has no non-empty lines)")
+        raise ValueError(f"{path}: no {kinds} (the file has no non-empty lines)")
     return records
 
 
@@ -183,8 +183,8 @@ def read_beir(folder: str | os.PathLike[str], split: str = "test") -> BeirData:
         raise ValueError(f"{root} holds both corpus.jsonl and corpus.jsonl.gz; keep one, the corpus is ambiguous")
     if not plain.exists() and not packed.exists():
         raise FileNotFoundError(f"{root} has no corpus.jsonl or corpus.jsonl.gz")
-    corpus = _read_jsonl(plain if plain.exists() else packed, ("title", "text"), "document")
-    queries = {qid: obj["text"] for qid, obj in _read_jsonl(root / "queries.jsonl", ("text",), "query").items()}
+    corpus = _read_jsonl(plain if plain.exists() else packed, ("title", "text"), "document", "documents")
+    queries = {qid: obj["text"] for qid, obj in _read_jsonl(root / "queries.jsonl", ("text",), "query", "queries").items()}
     qrels_path = root / "qrels" / f"{split}.tsv"
     if not qrels_path.exists():
         found = sorted(p.stem for p in (root / "qrels").glob("*.tsv")) if (root / "qrels").is_dir() else []

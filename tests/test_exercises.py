@@ -65,3 +65,24 @@ def test_unknown_exercise_and_duplicate_names():
     with pytest.raises(ValueError, match="already registered"):
         register(Exercise("softmax-temperature", "f", (Case("x", (), 1),)))
     assert isinstance(EXERCISES["end-to-end-accuracy"].cases[-1].expected, Raises)
+
+
+def test_chapter_4_checkers_accept_independent_solutions_and_reject_off_by_one():
+    def chunks_needed(n, size, overlap):
+        if overlap >= size:
+            raise ValueError("overlap must be below size")
+        return 1 if n <= size else -(-(n - size) // (size - overlap)) + 1
+
+    def cut_prob(span, size, overlap):
+        if overlap >= size:
+            raise ValueError("overlap must be below size")
+        if span > size:
+            return 1
+        return max(0, span - 1 - overlap) / (size - overlap)
+
+    assert check("chunk-count", chunks_needed)
+    assert check("cut-probability", cut_prob)
+    floor_instead = repr(check("chunk-count", lambda n, s, o: 1 if n <= s else (n - s) // (s - o) + 1 if o < s else 0))
+    assert "expected 7, got 6" in floor_instead
+    no_minus_one = repr(check("cut-probability", lambda L, W, o: min(1, max(0, L - o) / (W - o))))
+    assert "a one-word span is never cut" in no_minus_one
