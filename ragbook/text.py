@@ -21,6 +21,7 @@ __all__ = [
     "normalize",
     "tokenize",
     "analyze",
+    "Analyzer",
     "Sentence",
     "split_sentences",
     "contains_phrase",
@@ -108,6 +109,40 @@ def analyze(text: str) -> list[str]:
     ``analyze("What moons does Mars have?")`` is ``["moons", "mars"]``.
     """
     return [t for t in tokenize(text) if t not in STOPWORDS]
+
+
+class Analyzer:
+    """A configurable analyzer: :func:`tokenize`, then drop ``stopwords``, then optionally stem.
+
+    ``Analyzer()`` behaves exactly like :func:`analyze`. ``Analyzer(stemmer="english")`` also reduces every
+    term to its Snowball (Porter2) stem with PyStemmer, so "orbits", "orbiting" and "orbit" become one term;
+    the book keeps stemming off, and the benchmark of chapter 5 turns it on. Numbers are never stemmed.
+    """
+
+    def __init__(self, stopwords: frozenset[str] | set[str] = STOPWORDS, stemmer: str | None = None):
+        self.stopwords = frozenset(stopwords)
+        self.stemmer_name = stemmer
+        self._stem = None
+        if stemmer is not None:
+            try:
+                import Stemmer
+            except ImportError as error:
+                raise ImportError("stemming needs the PyStemmer package: pip install 'ragbook[stem]'") from error
+            try:
+                self._stem = Stemmer.Stemmer(stemmer).stemWord
+            except KeyError as error:
+                known = ", ".join(sorted(Stemmer.algorithms()))
+                raise ValueError(f"unknown stemmer {stemmer!r}; PyStemmer knows: {known}") from error
+
+    def __call__(self, text: str) -> list[str]:
+        terms = [t for t in tokenize(text) if t not in self.stopwords]
+        if self._stem is None:
+            return terms
+        stem = self._stem
+        return [t if t[0].isdigit() else stem(t) for t in terms]
+
+    def __repr__(self) -> str:
+        return f"Analyzer(stopwords={len(self.stopwords)} words, stemmer={self.stemmer_name!r})"
 
 
 @dataclass(frozen=True)

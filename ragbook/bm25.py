@@ -1,0 +1,121 @@
+"""BM25, the probabilistic relevance model's ranking function (chapter 5).
+
+    score(q, d) = sum over distinct query terms t in d of  idf(t) * f (k1 + 1) / (f + K),
+    K = k1 (1 - b + b |d| / avg|d|),     idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)).
+
+f is the count of t in chunk d, n_t the number of chunks containing t, N the number of chunks. The idf is
+Lucene's: the Robertson/Sparck Jones weight ln((N - n + 0.5)/(n + 0.5)) with 1 added inside the logarithm,
+which keeps it positive for terms in more than half the chunks (:func:`rsj_idf` is the classic weight).
+The saturating factor is 0 without the term and approaches k1 + 1 as f grows; K grows with the chunk's
+length relative to the average, so the same count is worth less in a long chunk.
+
+Lucene (and bm25s's "lucene" method) leave out the constant factor k1 + 1, which scales every score alike
+and so changes no ranking; scores here are theirs times k1 + 1.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .index import InvertedIndex
+from .ranking import top_k
+from .text import analyze
+
+__all__ = ["BM25", "lucene_idf", "rsj_idf"]
+
+
+def lucene_idf(n: np.ndarray | int, N: int) -> np.ndarray:
+    """ln(1 + (N - n + 0.5) / (n + 0.5)): positive for every document frequency n."""
+    n = np.asarray(n, dtype=np.float64)
+    return np.log1p((N - n + 0.5) / (n + 0.5))
+
+
+def rsj_idf(n: np.ndarray | int, N: int) -> np.ndarray:
+    """ln((N - n + 0.5) / (n + 0.5)), the classic Robertson/Sparck Jones weight: negative when n > N/2."""
+    n = np.asarray(n, dtype=np.float64)
+    return np.log((N - n + 0.5) / (n + 0.5))
+
+
+class BM25:
+    """BM25 over an :class:`~ragbook.index.InvertedIndex`, with k1 = 1.5 and b = 0.75 by default.
+
+    Every posting's contribution idf * f (k1 + 1) / (f + K) is computed once, at construction, and stored
+    as float32 beside the postings; a query adds up the slices of its terms.
+    """
+
+    def __init__(self, index: InvertedIndex, k1: float = 1.5, b: float = 0.75,
+                 idf: Callable[[np.ndarray, int], np.ndarray] = lucene_idf):
+        if not (np.isfinite(k1) and k1 >= 0):
+            raise ValueError(f"k1 must be a finite number of at least 0, got {k1!r}")
+        if not (0 <= b <= 1):
+            raise ValueError(f"b must lie in [0, 1], got {b!r}")
+        self.k1, self.b = float(k1), float(b)
+        self.analyzer = index.analyzer
+        self.vocabulary, self.indptr, self.doc_ids = index.vocabulary, index.indptr, index.doc_ids
+        self.n_chunks = index.n_chunks
+        lengths = index.lengths.astype(np.float64)
+        self.average_length = float(lengths.mean())
+        self.idf = idf(index.document_frequency, self.n_chunks)
+        norm = k1 * (1 - b + b * lengths / self.average_length) if self.average_length > 0 else np.full_like(lengths, k1)
+        f = index.counts.astype(np.float64)
+        per_posting_idf = np.repeat(self.idf, index.document_frequency)
+        self.weights = (per_posting_idf * f * (k1 + 1) / (f + norm[index.doc_ids])).astype(np.float32)
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], analyzer: Callable[[str], list[str]] = analyze, **parameters) -> "BM25":
+        """Analyse and index ``texts``, then build BM25 over them."""
+        return cls(InvertedIndex.from_texts(texts, analyzer), **parameters)
+
+    @classmethod
+    def from_tokens(cls, token_lists: Sequence[Sequence[str]], analyzer: Callable[[str], list[str]] = analyze,
+                    **parameters) -> "BM25":
+        """Build BM25 over chunks that are already lists of terms."""
+        return cls(InvertedIndex(token_lists, analyzer), **parameters)
+
+    def term_ids(self, query: str | Sequence[str]) -> list[int]:
+        """Ids of the distinct known terms of a query string (analysed) or term list, in first-seen order."""
+        if isinstance(query, str):
+            terms = self.analyzer(query)
+            if not terms:
+                raise ValueError(f"the query {query!r} has no terms after analysis (only stopwords or punctuation)")
+        else:
+            terms = list(query)
+            if not terms:
+                raise ValueError("the query has no terms")
+        ids = (self.vocabulary.get(t) for t in dict.fromkeys(terms))
+        return [i for i in ids if i is not None]
+
+    def scores(self, query: str | Sequence[str]) -> np.ndarray:
+        """The BM25 score of every chunk for ``query``; 0 for chunks sharing no term with it."""
+        scores = np.zeros(self.n_chunks, dtype=np.float32)
+        for i in self.term_ids(query):
+            start, end = self.indptr[i], self.indptr[i + 1]
+            scores[self.doc_ids[start:end]] += self.weights[start:end]
+        return scores
+
+    def search(self, query: str | Sequence[str], k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
+        """The top k (chunk id, score) pairs, ties by chunk id; ``allowed`` filters before ranking."""
+        return top_k(self.scores(query), k, allowed)
+
+    def explain(self, query: str | Sequence[str], chunk_id: int) -> dict[str, float]:
+        """Each query term's contribution to one chunk's score (0 for terms the chunk lacks)."""
+        if not 0 <= chunk_id < self.n_chunks:
+            raise ValueError(f"chunk id {chunk_id} is outside the collection (0 to {self.n_chunks - 1})")
+        terms = self.analyzer(query) if isinstance(query, str) else list(query)
+        parts = {}
+        for term in dict.fromkeys(terms):
+            i = self.vocabulary.get(term)
+            value = 0.0
+            if i is not None:
+                start, end = self.indptr[i], self.indptr[i + 1]
+                hit = np.searchsorted(self.doc_ids[start:end], chunk_id)
+                if hit < end - start and self.doc_ids[start + hit] == chunk_id:
+                    value = float(self.weights[start + hit])
+            parts[term] = value
+        return parts
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays a query reads: postings, their weights and the term offsets."""
+        return self.doc_ids.nbytes + self.weights.nbytes + self.indptr.nbytes

@@ -1,0 +1,89 @@
+"""The inverted index that the sparse retrievers share (chapter 5).
+
+For every term t of the vocabulary the index keeps its *postings*: the chunks that contain t and how often.
+They are stored as three NumPy arrays in compressed sparse form, the layout of a term-by-chunk matrix:
+the postings of term ``i`` are ``doc_ids[indptr[i]:indptr[i + 1]]`` (ascending chunk ids) with counts
+``counts[indptr[i]:indptr[i + 1]]``. The document frequency n_t is the length of that slice, and the
+chunk lengths |d| (in terms) sit in ``lengths``.
+
+The index is built from the chunks alone. Queries are analysed with the same analyzer but never change the
+vocabulary or the statistics: a query term the chunks do not contain simply has no postings.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .text import analyze
+
+__all__ = ["InvertedIndex"]
+
+
+class InvertedIndex:
+    """Postings of every term over N chunks, built from the chunks' token lists."""
+
+    def __init__(self, token_lists: Sequence[Sequence[str]], analyzer: Callable[[str], list[str]] = analyze):
+        """Index ``token_lists`` (one list of terms per chunk; use :meth:`from_texts` to analyse texts).
+
+        ``analyzer`` is kept to turn query strings into terms the same way the chunks were analysed.
+        """
+        if len(token_lists) == 0:
+            raise ValueError("cannot index an empty collection: there are no chunks")
+        self.analyzer = analyzer
+        vocabulary: dict[str, int] = {}
+        term_ids: list[int] = []
+        lengths = np.empty(len(token_lists), dtype=np.int64)
+        for position, tokens in enumerate(token_lists):
+            if isinstance(tokens, str):
+                raise TypeError("token_lists must hold lists of terms, not strings; use InvertedIndex.from_texts")
+            lengths[position] = len(tokens)
+            setdefault = vocabulary.setdefault
+            term_ids.extend(setdefault(t, len(vocabulary)) for t in tokens)
+        terms = np.fromiter(term_ids, dtype=np.int64, count=len(term_ids))
+        docs = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
+        # One (term, chunk) key per token; unique keys sorted by term then chunk give the postings in order.
+        keys, counts = np.unique(terms * len(token_lists) + docs, return_counts=True)
+        posting_terms = keys // len(token_lists)
+        self.doc_ids = (keys % len(token_lists)).astype(np.int32)
+        self.counts = counts.astype(np.min_scalar_type(int(counts.max())) if counts.size else np.uint8)
+        self.indptr = np.zeros(len(vocabulary) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(posting_terms, minlength=len(vocabulary)), out=self.indptr[1:])
+        self.vocabulary = vocabulary
+        self.lengths = lengths
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], analyzer: Callable[[str], list[str]] = analyze) -> "InvertedIndex":
+        """Analyse every text with ``analyzer`` and index the terms."""
+        return cls([analyzer(text) for text in texts], analyzer)
+
+    @property
+    def n_chunks(self) -> int:
+        """N, the number of indexed chunks."""
+        return int(self.lengths.shape[0])
+
+    @property
+    def document_frequency(self) -> np.ndarray:
+        """n_t for every term id: the number of chunks that contain the term."""
+        return np.diff(self.indptr)
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, counts) of ``term``; empty arrays for a term no chunk contains."""
+        i = self.vocabulary.get(term)
+        if i is None:
+            return self.doc_ids[:0], self.counts[:0]
+        return self.doc_ids[self.indptr[i] : self.indptr[i + 1]], self.counts[self.indptr[i] : self.indptr[i + 1]]
+
+    def query_terms(self, query: str) -> list[str]:
+        """The analysed terms of ``query``; a query with no terms at all is refused."""
+        if not isinstance(query, str):
+            raise TypeError(f"a query is a str, got {type(query).__name__}")
+        terms = self.analyzer(query)
+        if not terms:
+            raise ValueError(f"the query {query!r} has no terms after analysis (only stopwords or punctuation)")
+        return terms
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the postings and lengths arrays (not counting the vocabulary dictionary)."""
+        return self.doc_ids.nbytes + self.counts.nbytes + self.indptr.nbytes + self.lengths.nbytes

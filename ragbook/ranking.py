@@ -1,0 +1,53 @@
+"""Turning a score per chunk into a ranking: the top k, ties broken by chunk id (chapters 5 and 15).
+
+Every retriever ranks the same way, so that rankings are deterministic and comparable:
+
+- chunks are ordered by score, highest first, and equal scores by chunk id, lowest first;
+- the ranking covers every candidate, so chunks that score 0 follow in id order (a threshold on the
+  score, not the ranking, decides that nothing matched);
+- k larger than the number of candidates returns them all; k < 1 is an error;
+- ``allowed`` restricts the candidates *before* ranking (permissions, chapter 15): the result is the top k
+  among the allowed chunks, never a global top k filtered afterwards, which could come back short or empty.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+__all__ = ["top_k", "check_k"]
+
+
+def check_k(k: int) -> int:
+    """``k`` as an int, or a ``ValueError`` unless it is a whole number of at least 1."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a whole number of at least 1, got {k!r}")
+    return int(k)
+
+
+def _candidates(n: int, allowed: Iterable[int] | None) -> np.ndarray:
+    if allowed is None:
+        return np.arange(n)
+    ids = np.unique(np.fromiter(allowed, dtype=np.int64))
+    if ids.size and (ids[0] < 0 or ids[-1] >= n):
+        bad = ids[0] if ids[0] < 0 else ids[-1]
+        raise ValueError(f"allowed chunk id {bad} is outside the collection (0 to {n - 1})")
+    return ids
+
+
+def top_k(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
+    """The k best (chunk id, score) pairs among the candidates, by score descending then id ascending."""
+    k = check_k(k)
+    scores = np.asarray(scores)
+    ids = _candidates(scores.shape[0], allowed)
+    values = scores[ids]
+    if k < ids.size:
+        # argpartition finds the k-th largest score; every score above it is in, and ties at it are
+        # filled in id order, so the cut is deterministic.
+        kth = values[np.argpartition(-values, k - 1)[k - 1]]
+        above = np.flatnonzero(values > kth)
+        tied = np.flatnonzero(values == kth)[: k - above.size]
+        keep = np.concatenate([above, tied])
+        ids, values = ids[keep], values[keep]
+    order = np.lexsort((ids, -values))
+    return [(int(i), float(s)) for i, s in zip(ids[order], values[order])]
