@@ -8,6 +8,8 @@ One module per idea; each docstring names the chapter that derives it.
 - :mod:`ragbook.documents`, :mod:`ragbook.labels`: the corpus, its sections and labelled questions.
 - :mod:`ragbook.chunking`: five chunkers and the count and cut-probability formulas.
 - :mod:`ragbook.formats`: BEIR folders and TREC run and qrels files.
+- :mod:`ragbook.index`, :mod:`ragbook.tfidf`, :mod:`ragbook.bm25`, :mod:`ragbook.ranking`: sparse retrieval.
+- :mod:`ragbook.metrics`: recall, precision, reciprocal rank, nDCG, bootstrap intervals, evaluation.
 - :mod:`ragbook.exercises`: graded exercises.
 - :mod:`ragbook.show`: listings of ragbook's own source for the chapters.
 """

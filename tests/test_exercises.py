@@ -86,3 +86,47 @@ def test_chapter_4_checkers_accept_independent_solutions_and_reject_off_by_one()
     assert "expected 7, got 6" in floor_instead
     no_minus_one = repr(check("cut-probability", lambda L, W, o: min(1, max(0, L - o) / (W - o))))
     assert "a one-word span is never cut" in no_minus_one
+
+
+def test_chapter_3_span_containment_accepts_a_correct_rule_and_names_the_strict_one():
+    def contains(chunk_start, chunk_end, span_start, span_end):
+        # an independent solution for non-empty spans: the span's characters are a subset of the chunk's
+        if chunk_end < chunk_start or span_end < span_start:
+            raise ValueError("a range's end must not come before its start")
+        return set(range(span_start, span_end)) <= set(range(chunk_start, chunk_end))
+
+    verdict = check("span-containment", contains)
+    assert verdict and verdict.passed == verdict.total == 8
+
+    def strict(chunk_start, chunk_end, span_start, span_end):
+        if chunk_end < chunk_start or span_end < span_start:
+            raise ValueError("a range's end must not come before its start")
+        return chunk_start < span_start and span_end < chunk_end
+
+    verdict = check("span-containment", strict)
+    report = repr(verdict)
+    assert not verdict and verdict.passed == 7
+    assert "equal ranges: the chunk is exactly the span" in report
+    assert "contains(10, 20, 10, 20) expected True, got False" in report
+
+    unchecked = repr(check("span-containment", lambda cs, ce, ss, se: cs <= ss and se <= ce))
+    assert "a chunk whose end comes before its start is refused" in unchecked
+    assert "should raises ValueError" in unchecked
+
+
+def test_bm25_term_checker():
+    def bm25_term(f, n, N, length, average_length, k1=1.5, b=0.75):
+        if not 0 <= n <= N or not 0 <= b <= 1:
+            raise ValueError("out of range")
+        idf = math.log((N + 1) / (n + 0.5))  # the same as ln(1 + (N - n + 0.5)/(n + 0.5))
+        return idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average_length))
+
+    assert check("bm25-term", bm25_term)
+
+    def classic_idf(f, n, N, length, average_length, k1=1.5, b=0.75):
+        if not 0 <= n <= N or not 0 <= b <= 1:
+            raise ValueError("out of range")
+        return math.log((N - n + 0.5) / (n + 0.5)) * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average_length))
+
+    report = repr(check("bm25-term", classic_idf))
+    assert "case 1 (moons in d1 of the worked example)" in report and "got 0\n" in report

@@ -12,5 +12,6 @@ else
   jupytext --quiet --from md:myst --to ipynb "$md"
 fi
 jupyter nbconvert --log-level=WARN --to notebook --execute --inplace \
-  --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=300 "$nb"
+  --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.coalesce_streams=True \
+  --ExecutePreprocessor.timeout=300 "$nb"
 echo "regenerated and executed $nb"

@@ -1,0 +1,655 @@
+"""Sparse retrieval benchmark: ragbook's BM25 against bm25s and rank_bm25.
+
+Run from the project root:
+
+    .venv/bin/python benchmarks/sparse.py /path/to/beir/scifact [--synthetic 100000 1000000] [--skip-synthetic]
+
+It prints plain-text tables and writes nothing (the BEIR folder is only read; no bytecode is written):
+
+1. effectiveness on the BEIR test split (nDCG@10, R@100, RR@10 with ir_measures on top-1000 runs), beside
+   published figures (hard-coded, taken from the dataset's PROVENANCE.md);
+2. speed and memory on that corpus, with the same tokens for every library: index build time, query
+   throughput at k=10 and k=1000, array bytes, memory retained by the index and peak memory while building;
+3. the same on seeded synthetic Zipf corpora (100,000 and 1,000,000 documents by default).
+"""
+from __future__ import annotations
+
+import sys
+
+sys.dont_write_bytecode = True  # "writes nothing into the project": no __pycache__ either
+
+import argparse
+import gc
+import os
+import platform
+import time
+import tracemalloc
+from datetime import datetime, timezone
+from importlib import metadata
+
+import numpy as np
+
+import bm25s
+import ir_measures
+import rank_bm25
+import Stemmer
+from ir_measures import RR, R, nDCG
+
+from ragbook.bm25 import BM25
+from ragbook.formats import read_beir
+from ragbook.ranking import top_k
+from ragbook.text import Analyzer
+
+K1, B = 1.5, 0.75
+MEASURES = [nDCG @ 10, R @ 100, RR @ 10]
+RUN_DEPTH = 1000
+SYNTHETIC_BUDGET_SECONDS = 180.0  # the largest synthetic size is reduced if it is predicted to take longer
+RANK_BM25_BUDGET_SECONDS = 60.0  # rank_bm25 on a synthetic corpus only if it fits in this
+RANK_BM25_QUERIES = 30
+
+# Published BM25 figures on SciFact's 300 test queries, flat documents (title + " " + text).
+# Source: /work/shared/data/scifact/PROVENANCE.md (which cites Pyserini/Anserini's BEIR regressions, the BEIR
+# paper, Thakur et al. 2021, and bm25s 0.3.16). They are published numbers, NOT computed by this script.
+PUBLISHED = [
+    # (system, nDCG@10, recall@100); None where no figure is published
+    ("Pyserini/Anserini BM25 flat (k1=0.9, b=0.4, Porter, Lucene stopwords)", 0.6789, 0.9253),
+    ("Pyserini/Anserini BM25 multifield", 0.6647, 0.9076),
+    ("BEIR paper, Elasticsearch BM25", 0.665, None),
+    ("bm25s 0.3.16 default (lucene, k1=1.5, b=0.75, en stopwords, Snowball)", 0.6863, None),
+    ("bm25s, stopwords only, no stemmer", 0.6617, None),
+]
+
+
+# --- printing ----------------------------------------------------------------------------------------
+
+
+def table(headers: list[str], rows: list[list[object]], title: str | None = None) -> None:
+    cells = [[str(h) for h in headers]] + [[fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    if title:
+        print(title)
+    line = "  ".join("-" * w for w in widths)
+    for n, row in enumerate(cells):
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if n == 0:
+            print(line)
+    print()
+
+
+def fmt(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        if abs(value) >= 100:
+            return f"{value:.1f}"
+        if abs(value) >= 1:
+            return f"{value:.3f}"
+        return f"{value:.4f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def mib(n: float | None) -> float | None:
+    return None if n is None else n / 2**20
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}x"
+
+
+def verdict(met: bool) -> str:
+    return "MET" if met else "MISSED"
+
+
+def note(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --- measuring ---------------------------------------------------------------------------------------
+
+
+def best_time(fn, repeats: int) -> tuple[float, object]:
+    """Best wall time of ``repeats`` calls of ``fn`` and the result of the last call."""
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        result = None
+        gc.collect()
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def traced(fn) -> tuple[object, int, int]:
+    """Run ``fn`` under tracemalloc: (result, bytes still held afterwards, peak bytes while running)."""
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    result = fn()
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return result, current - base, peak - base
+
+
+def build_ragbook(token_lists):
+    return BM25.from_tokens(token_lists, k1=K1, b=B)
+
+
+def build_bm25s(token_lists):
+    retriever = bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy")
+    retriever.index(token_lists, show_progress=False)
+    return retriever
+
+
+def build_rank_bm25(token_lists):
+    return rank_bm25.BM25Okapi(token_lists, k1=K1, b=B)
+
+
+def bm25s_nbytes(retriever) -> int:
+    return sum(retriever.scores[key].nbytes for key in ("data", "indices", "indptr"))
+
+
+def ragbook_queries(query_lists):
+    # BM25.search refuses an empty term list; a query with no tokens at all gets a term no chunk has.
+    return [q if q else ["\x00"] for q in query_lists]
+
+
+def bm25s_batch(retriever, query_lists, k, n_threads):
+    return retriever.retrieve(query_lists, k=k, n_threads=n_threads, show_progress=False)
+
+
+def bm25s_one_by_one(retriever, query_lists, k):
+    return [retriever.retrieve([q], k=k, show_progress=False) for q in query_lists]
+
+
+def distinct(tokens):
+    return list(dict.fromkeys(tokens))
+
+
+# --- part 1: effectiveness ---------------------------------------------------------------------------
+
+
+def evaluate(qrels, qids, doc_ids, rankings) -> dict:
+    """ir_measures aggregates of a run given as, per query, (document index, score) pairs."""
+    run = {q: {doc_ids[int(i)]: float(s) for i, s in ranking} for q, ranking in zip(qids, rankings)}
+    values = ir_measures.calc_aggregate(MEASURES, qrels, run)
+    return {str(m): float(values[m]) for m in MEASURES}
+
+
+def load_beir(folder):
+    data = read_beir(folder, split="test")
+    doc_ids = list(data.corpus)
+    texts = [data.corpus[d]["title"] + " " + data.corpus[d]["text"] for d in doc_ids]
+    qids = [q for q in data.queries if q in data.qrels]
+    qtexts = [data.queries[q] for q in qids]
+    return data, doc_ids, texts, qids, qtexts
+
+
+def bm25s_token_strings(texts, stemmer):
+    """bm25s's default pipeline, with its ids turned back into token strings through the returned vocab."""
+    tokenized = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+    words = {i: w for w, i in tokenized.vocab.items()}
+    return tokenized, [[words[i] for i in ids] for ids in tokenized.ids]
+
+
+def part1(folder):
+    print("=" * 100)
+    print("1. EFFECTIVENESS on the BEIR test split (documents = title + ' ' + text, 'flat')")
+    print("=" * 100)
+    data, doc_ids, texts, qids, qtexts = load_beir(folder)
+    judgements = sum(len(v) for v in data.qrels.values())
+    print(f"corpus: {folder}  ({len(doc_ids):,} documents, {len(qids)} test queries, {judgements} judgements)")
+    print(f"scored with ir_measures {metadata.version('ir-measures')} (pytrec_eval, as trec_eval does) on top-{RUN_DEPTH} runs")
+    print()
+
+    # Tokenization, timed once each.
+    analyzer = Analyzer(stemmer="english")
+    t0 = time.perf_counter()
+    ragbook_docs = [analyzer(t) for t in texts]
+    t_ragbook_tok = time.perf_counter() - t0
+    stemmer = Stemmer.Stemmer("english")
+    t0 = time.perf_counter()
+    corpus_tokenized = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+    t_bm25s_tok = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    words = {i: w for w, i in corpus_tokenized.vocab.items()}
+    doc_tokens = [[words[i] for i in ids] for ids in corpus_tokenized.ids]
+    t_to_strings = time.perf_counter() - t0
+    _, query_tokens = bm25s_token_strings(qtexts, stemmer)
+    n_tokens = sum(map(len, doc_tokens))
+
+    # a. ragbook with its own English analyzer + Snowball stemmer.
+    model_a = BM25.from_tokens(ragbook_docs, analyzer=analyzer, k1=K1, b=B)
+    run_a = [model_a.search(q, RUN_DEPTH) for q in qtexts]
+    res_a = evaluate(data.qrels, qids, doc_ids, run_a)
+
+    # b. ragbook and bm25s on exactly bm25s's tokens.
+    model_b = BM25.from_tokens(doc_tokens, k1=K1, b=B)
+    rq = ragbook_queries(query_tokens)
+    run_b = [model_b.search(q, RUN_DEPTH) for q in rq]
+    res_b = evaluate(data.qrels, qids, doc_ids, run_b)
+
+    retriever = build_bm25s(doc_tokens)
+    docs, scores = bm25s_batch(retriever, query_tokens, RUN_DEPTH, 0)
+    run_s = [list(zip(d, s)) for d, s in zip(docs, scores)]
+    res_s = evaluate(data.qrels, qids, doc_ids, run_s)
+
+    # b'. ragbook fed bm25s's repeated query tokens: add BM25.scores of each occurrence, rank with ragbook's top_k.
+    def with_repeats(q):
+        total = np.zeros(model_b.n_chunks, dtype=np.float32)
+        for term in q:
+            total += model_b.scores([term])
+        return total
+
+    dup_scores = [with_repeats(q) for q in query_tokens]
+    run_d = [top_k(s, RUN_DEPTH) for s in dup_scores]
+    res_d = evaluate(data.qrels, qids, doc_ids, run_d)
+    # Scores: ragbook's are bm25s's times (k1 + 1); check on the top 10 of every query.
+    rel_err = 0.0
+    for s_rb, d, s in zip(dup_scores, docs, scores):
+        top = np.asarray(d[:10])
+        expected = np.asarray(s[:10], dtype=np.float64) * (K1 + 1)
+        rel_err = max(rel_err, float(np.max(np.abs(s_rb[top] - expected) / np.maximum(expected, 1e-9))))
+    same_top10 = sum(
+        [i for i, _ in r[:10]] == [int(x) for x in d[:10]] for r, d in zip(run_d, docs)
+    )
+    with_rep = sum(len(set(q)) < len(q) for q in query_tokens)
+    n_empty = sum(not q for q in query_tokens)
+
+    # c. rank_bm25 (BM25Okapi, its idf with the epsilon floor) on the same tokens.
+    okapi = build_rank_bm25(doc_tokens)
+    run_r = [top_k(okapi.get_scores(q), RUN_DEPTH) for q in query_tokens]
+    res_r = evaluate(data.qrels, qids, doc_ids, run_r)
+
+    keys = [str(m) for m in MEASURES]
+    rows = [
+        ["a. ragbook BM25, Analyzer(stemmer='english')"] + [res_a[k] for k in keys],
+        ["b. ragbook BM25 on bm25s tokens (distinct query terms)"] + [res_b[k] for k in keys],
+        ["b. bm25s 0.3.16 lucene on the same tokens"] + [res_s[k] for k in keys],
+        ["b. ragbook on bm25s tokens, repeated query terms counted"] + [res_d[k] for k in keys],
+        ["c. rank_bm25 BM25Okapi on the same tokens"] + [res_r[k] for k in keys],
+    ]
+    table(["computed here (k1=1.5, b=0.75)", "nDCG@10", "R@100", "RR@10"], rows)
+    table(
+        ["PUBLISHED, not computed here (source: scifact/PROVENANCE.md)", "nDCG@10", "R@100", "RR@10"],
+        [[name, ndcg, rec, None] for name, ndcg, rec in PUBLISHED],
+    )
+    diff = res_b["nDCG@10"] - res_s["nDCG@10"]
+    diff_d = res_d["nDCG@10"] - res_s["nDCG@10"]
+    print("Targets")
+    print(f"  a. ragbook analyzer nDCG@10 >= 0.675: {res_a['nDCG@10']:.4f}  {verdict(res_a['nDCG@10'] >= 0.675)}"
+          f"  (Pyserini flat 0.6789, bm25s default 0.6863: published)")
+    print(f"  b. |nDCG@10 ragbook - bm25s| <= 0.001 on the same tokens: {diff:+.4f}  {verdict(abs(diff) <= 0.001)}")
+    print(f"     {with_rep} of {len(qids)} queries repeat a token ({n_empty} have no token at all); ragbook sums over")
+    print(f"     distinct query terms, bm25s adds a term once per occurrence. Fed the repeats, ragbook differs by")
+    print(f"     {diff_d:+.4f} ({verdict(abs(diff_d) <= 0.001)}); the same top 10 for {same_top10} of {len(qids)} queries;")
+    print(f"     max relative difference ragbook score vs bm25s score x (k1+1) = {K1 + 1} over the top 10s: {rel_err:.1e}")
+    print(f"     (ragbook's scores are bm25s's times k1+1, which changes no ranking).")
+    print()
+    tok = {
+        "ragbook Analyzer(stemmer='english')": t_ragbook_tok,
+        "bm25s.tokenize(stopwords='en', Snowball)": t_bm25s_tok,
+        "  + bm25s ids back to token strings": t_to_strings,
+    }
+    table(["tokenization of the corpus, timed once", "seconds"], [[k, v] for k, v in tok.items()])
+    return doc_tokens, query_tokens, corpus_tokenized, n_tokens
+
+
+# --- parts 2 and 3: speed and memory -----------------------------------------------------------------
+
+
+class Clock:
+    """The wall time of one pass of every measurement (best build, traced build, best query pass)."""
+
+    def __init__(self):
+        self.single_pass = 0.0
+
+
+def choose_bm25s_mode(retriever, query_lists) -> tuple[str, dict]:
+    """Time bm25s's documented retrieval paths on the SciFact queries; return the fastest and all timings."""
+    modes = {
+        "retrieve(batch, n_threads=0)": lambda k: bm25s_batch(retriever, query_lists, k, 0),
+        "retrieve(batch, n_threads=1)": lambda k: bm25s_batch(retriever, query_lists, k, 1),
+        "retrieve([q]) one query at a time": lambda k: bm25s_one_by_one(retriever, query_lists, k),
+    }
+    timings = {}
+    for name, fn in modes.items():
+        fn(10)  # warm-up
+        timings[name] = {k: len(query_lists) / best_time(lambda: fn(k), 3)[0] for k in (10, 1000)}
+    best = max(timings, key=lambda m: timings[m][10] + timings[m][1000])
+    return best, timings
+
+
+BM25S_MODES = {
+    "retrieve(batch, n_threads=0)": lambda r, q, k: bm25s_batch(r, q, k, 0),
+    "retrieve(batch, n_threads=1)": lambda r, q, k: bm25s_batch(r, q, k, 1),
+    "retrieve([q]) one query at a time": lambda r, q, k: bm25s_one_by_one(r, q, k),
+}
+
+
+def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock=None):
+    """Build, query and memory measurements; prints the tables and returns the numbers."""
+    n_docs, n_q = len(doc_tokens), len(query_tokens)
+    rq = ragbook_queries(query_tokens)
+    out = {"ragbook": {}, "bm25s": {}, "rank_bm25": {}}
+    single = 0.0
+
+    # Build time (best of `repeats`), then a separate build under tracemalloc for the memory.
+    for name, build in (("ragbook", build_ragbook), ("bm25s", build_bm25s)):
+        note(f"{label}: building {name} x{repeats}")
+        t, model = best_time(lambda: build(doc_tokens), repeats)
+        out[name]["build"] = t
+        single += t
+        del model
+        gc.collect()
+        note(f"{label}: building {name} under tracemalloc")
+        t0 = time.perf_counter()
+        model, held, peak = traced(lambda: build(doc_tokens))
+        single += time.perf_counter() - t0
+        out[name]["held"], out[name]["peak"] = held, peak
+        if name == "ragbook":
+            out[name]["arrays"] = model.nbytes
+            out[name]["arrays+idf"] = model.nbytes + model.idf.nbytes
+            ragbook_model = model
+        else:
+            out[name]["arrays"] = bm25s_nbytes(model)
+            out[name]["arrays+idf"] = None
+            bm25s_model = model
+        del model
+
+    # Query throughput.
+    run = BM25S_MODES[bm25s_mode]
+    for k in (10, 1000):
+        note(f"{label}: queries k={k}")
+        ragbook_model.search(rq[0], k)  # warm-up
+        t, _ = best_time(lambda: [ragbook_model.search(q, k) for q in rq], repeats)
+        out["ragbook"][f"qps{k}"] = n_q / t
+        single += t
+        run(bm25s_model, query_tokens[:5], k)  # warm-up
+        t, _ = best_time(lambda: run(bm25s_model, query_tokens, k), repeats)
+        out["bm25s"][f"qps{k}"] = n_q / t
+        single += t
+    del ragbook_model, bm25s_model
+    gc.collect()
+
+    # rank_bm25: build once or best of `repeats`, throughput on a subset of queries, extrapolated.
+    rank_note = None
+    if rank_plan is not None:
+        rank_repeats, n_sub = rank_plan
+        note(f"{label}: rank_bm25 build")
+        t, okapi = best_time(lambda: build_rank_bm25(doc_tokens), rank_repeats)
+        out["rank_bm25"]["build"] = t
+        del okapi
+        gc.collect()
+        okapi, held, peak = traced(lambda: build_rank_bm25(doc_tokens))
+        out["rank_bm25"]["held"], out["rank_bm25"]["peak"] = held, peak
+        out["rank_bm25"]["arrays"] = out["rank_bm25"]["arrays+idf"] = None
+        subset = query_tokens[:n_sub]
+        ids = list(range(n_docs))
+        for k in (10, 1000):
+            note(f"{label}: rank_bm25 queries k={k}")
+            t, _ = best_time(lambda: [okapi.get_top_n(q, ids, n=k) for q in subset], rank_repeats)
+            out["rank_bm25"][f"qps{k}"] = len(subset) / t
+        del okapi
+        gc.collect()
+        rank_note = (f"rank_bm25 query throughput measured on the first {len(subset)} of the {n_q} queries "
+                     f"(get_top_n, best of {rank_repeats}) and extrapolated: queries/s = {len(subset)} / time.")
+    if clock is not None:
+        clock.single_pass = single
+
+    names = ["ragbook", "bm25s"] + (["rank_bm25"] if rank_plan is not None else [])
+    r, s, o = out["ragbook"], out["bm25s"], out["rank_bm25"]
+    has_o = rank_plan is not None
+    headers = ["", *names, "ragbook/bm25s"] + (["ragbook/rank_bm25"] if has_o else [])
+
+    def row(title, key, scale=lambda x: x):
+        vals = [scale(out[n].get(key)) for n in names]
+        extra = [ratio(r.get(key), o.get(key))] if has_o else []
+        return [title, *vals, ratio(r.get(key), s.get(key)), *extra]
+
+    table(headers, [
+        row("index build, s (lower is better)", "build"),
+        row("queries/s, k=10 (higher is better)", "qps10"),
+        row("queries/s, k=1000 (higher is better)", "qps1000"),
+        row("index arrays, MiB", "arrays", mib),
+        row("  ragbook arrays + its idf array, MiB", "arrays+idf", mib),
+        row("held after build (tracemalloc), MiB", "held", mib),
+        row("peak during build (tracemalloc), MiB", "peak", mib),
+    ], title=f"{label}: {n_docs:,} documents, {sum(map(len, doc_tokens)):,} tokens, {n_q:,} queries; "
+             f"build best of {repeats}, queries best of {repeats} passes")
+    if rank_note:
+        print("  " + rank_note)
+    print(f"  bm25s retrieval path: {bm25s_mode}, backend='numpy', sorted=True, show_progress=False.")
+    print(f"  ragbook: BM25.search(token_list, k) per query (returns a list of (chunk id, score) pairs).")
+    print("  index arrays: ragbook BM25.nbytes (doc_ids + weights + indptr); bm25s scores data + indices + indptr.")
+    print("  held = bytes tracemalloc still counts after the build (arrays, vocabulary dict, per-document objects);")
+    print("  peak = the most bytes traced at once during the build; the input token lists existed before and are excluded.")
+    print()
+    targets = [
+        (f"query throughput >= bm25s numpy, k=10", r["qps10"] >= s["qps10"], ratio(r["qps10"], s["qps10"])),
+        (f"query throughput >= bm25s numpy, k=1000", r["qps1000"] >= s["qps1000"], ratio(r["qps1000"], s["qps1000"])),
+        ("index build <= 1.5x bm25s", r["build"] <= 1.5 * s["build"], ratio(r["build"], s["build"])),
+        ("index memory (arrays) <= bm25s", r["arrays"] <= s["arrays"], ratio(r["arrays"], s["arrays"])),
+    ]
+    if has_o:
+        targets += [
+            ("throughput >= 20x rank_bm25, k=10", r["qps10"] >= 20 * o["qps10"], ratio(r["qps10"], o["qps10"])),
+            ("throughput >= 20x rank_bm25, k=1000", r["qps1000"] >= 20 * o["qps1000"], ratio(r["qps1000"], o["qps1000"])),
+        ]
+    print(f"Targets ({label})")
+    for text, met, rat in targets:
+        print(f"  {text:<42} ragbook/other = {rat:>8}  {verdict(met)}")
+    print()
+    return out
+
+
+def part2(doc_tokens, query_tokens, corpus_tokenized):
+    print("=" * 100)
+    print("2. SPEED AND MEMORY on SciFact, same tokens for all (bm25s default pipeline, as token strings)")
+    print("=" * 100)
+    note("SciFact: choosing bm25s's fastest retrieval path")
+    retriever = build_bm25s(doc_tokens)
+    mode, timings = choose_bm25s_mode(retriever, query_tokens)
+    table(["bm25s retrieval path (single worker), 300 queries, best of 3", "q/s k=10", "q/s k=1000"],
+          [[m, t[10], t[1000]] for m, t in timings.items()],
+          title=f"bm25s's documented retrieval paths; the fastest, '{mode}', is used below")
+    t_ids, _ = best_time(lambda: bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy").index(
+        corpus_tokenized, show_progress=False), 3)
+    del retriever
+    out = speed("SciFact", doc_tokens, query_tokens, mode, 3, (3, RANK_BM25_QUERIES))
+    print(f"  for reference, bm25s indexing its own Tokenized ids (skipping the string -> id step): {t_ids:.3f} s "
+          f"(ragbook/that = {out['ragbook']['build'] / t_ids:.2f}x)")
+    print()
+    search_breakdown(doc_tokens, query_tokens)
+    return mode, out
+
+
+def search_breakdown(doc_tokens, query_tokens):
+    """Where BM25.search spends its time: scoring, selecting the top k, and building the list of pairs."""
+    model = build_ragbook(doc_tokens)
+    rq = ragbook_queries(query_tokens)
+    all_scores = [model.scores(q) for q in rq]
+
+    def arrays_only(s, k):  # top_k's selection and order, without turning the result into Python pairs
+        kth = s[np.argpartition(-s, k - 1)[k - 1]]
+        above = np.flatnonzero(s > kth)
+        keep = np.concatenate([above, np.flatnonzero(s == kth)[: k - above.size]])
+        values = s[keep]
+        order = np.lexsort((keep, -values))
+        return keep[order], values[order]
+
+    rows = []
+    per_query = lambda fn: best_time(fn, 3)[0] / len(rq) * 1e6
+    t_scores = per_query(lambda: [model.scores(q) for q in rq])
+    for k in (10, 1000):
+        t_search = per_query(lambda: [model.search(q, k) for q in rq])
+        t_top = per_query(lambda: [top_k(s, k) for s in all_scores])
+        t_arrays = per_query(lambda: [arrays_only(s, k) for s in all_scores])
+        rows.append([f"k={k}", t_search, t_scores, t_top, t_arrays, t_top - t_arrays])
+    table(["ragbook, microseconds per query", "search", "scores()", "top_k()", "  top-k as arrays",
+           "  list of pairs"], rows,
+          title="Diagnosis: where ragbook's BM25.search spends its time on SciFact (best of 3)")
+    print("  'top-k as arrays' = top_k's own selection and ordering returning numpy arrays (as bm25s does);")
+    print("  'list of pairs' = the rest of top_k: arange + copy of the candidates and the Python list of (int, float).")
+    print()
+
+
+# --- part 3: synthetic corpora -----------------------------------------------------------------------
+
+VOCABULARY = 200_000
+ZIPF_EXPONENT = 1.1
+MEAN_LENGTH = 60
+N_QUERIES = 1000
+
+
+def synthetic(n_docs: int, seed: int = 0):
+    """Seeded Zipf corpus: token strings "t<rank>", rank r drawn with probability proportional to r^-1.1.
+
+    Queries (2 to 6 distinct terms from the same distribution) are drawn first, so that every corpus size
+    has the same queries. Document lengths: 1 + Poisson(Gamma(shape 2, scale 29.5)), mean 60.
+    """
+    rng = np.random.default_rng(seed)
+    p = np.arange(1, VOCABULARY + 1, dtype=np.float64) ** -ZIPF_EXPONENT
+    cdf = np.cumsum(p)
+    cdf /= cdf[-1]
+    names = np.array([f"t{i}" for i in range(VOCABULARY)], dtype=object)
+
+    def draw(n):
+        return np.minimum(np.searchsorted(cdf, rng.random(n), side="right"), VOCABULARY - 1)
+
+    q_lengths = rng.integers(2, 7, size=N_QUERIES)
+    queries = []
+    for length in q_lengths:
+        terms = []
+        while len(terms) < length:  # distinct terms, so every library does the same work
+            terms = distinct(terms + names[draw(length - len(terms))].tolist())
+        queries.append(terms)
+    lengths = 1 + rng.poisson(rng.gamma(2.0, (MEAN_LENGTH - 1) / 2.0, size=n_docs))
+    flat = names[draw(int(lengths.sum()))].tolist()
+    ends = np.cumsum(lengths).tolist()
+    starts = [0] + ends[:-1]
+    docs = [flat[a:b] for a, b in zip(starts, ends)]
+    return docs, queries
+
+
+def part3(sizes, bm25s_mode, scifact_rank_build_per_token):
+    print("=" * 100)
+    print("3. SPEED AND MEMORY on synthetic Zipf corpora (ragbook vs bm25s; rank_bm25 only at 100,000 if it fits)")
+    print("=" * 100)
+    print(f"generator: numpy default_rng(0); vocabulary {VOCABULARY:,} terms 't0'..'t{VOCABULARY - 1}', rank r drawn")
+    print(f"with probability ~ r^-{ZIPF_EXPONENT}; document length 1 + Poisson(Gamma(2, {(MEAN_LENGTH - 1) / 2})), mean {MEAN_LENGTH};")
+    print(f"{N_QUERIES:,} queries of 2-6 distinct terms from the same distribution (drawn first: the same for every size).")
+    print(f"budget: a size predicted to take more than {SYNTHETIC_BUDGET_SECONDS:.0f} s is reduced; sizes above 100,000 are")
+    print("measured once (best of 1), 100,000 and below best of 3.")
+    print()
+    prev_size, prev_cost = None, None
+    results = {}
+    for n in sizes:
+        if prev_cost is not None:
+            # one pass of every measurement scaled linearly, plus 15% for the sorts (n log n)
+            predicted = prev_cost * (n / prev_size) * 1.15
+            if predicted > SYNTHETIC_BUDGET_SECONDS:
+                reduced = int(prev_size * SYNTHETIC_BUDGET_SECONDS / predicted * n / prev_size) // 100_000 * 100_000
+                print(f"NOTE: {n:,} documents predicted to take {predicted:.0f} s > {SYNTHETIC_BUDGET_SECONDS:.0f} s on this "
+                      f"machine; reduced to {reduced:,} documents.")
+                n = reduced
+                if n <= prev_size:
+                    print("NOTE: nothing larger fits; stopping.")
+                    break
+        t_start = time.perf_counter()
+        note(f"synthetic: generating {n:,} documents")
+        t0 = time.perf_counter()
+        docs, queries = synthetic(n)
+        t_gen = time.perf_counter() - t0
+        n_tok = sum(map(len, docs))
+        print(f"synthetic {n:,}: generated {n_tok:,} tokens ({n_tok / n:.1f} per document, "
+              f"{len({t for d in docs[:20000] for t in d}):,} distinct terms in the first 20,000 documents) in {t_gen:.1f} s")
+        repeats = 3 if n <= 100_000 else 1
+        rank_plan, rank_msg = None, None
+        if n <= 100_000:
+            predicted_build = scifact_rank_build_per_token * n_tok
+            # build, traced build (~2x), 2 x 30 queries: estimated from a 3-query probe after the build
+            if 3 * predicted_build < RANK_BM25_BUDGET_SECONDS:
+                okapi = build_rank_bm25(docs)
+                t0 = time.perf_counter()
+                ids = list(range(n))
+                for q in queries[:3]:
+                    okapi.get_top_n(q, ids, n=10)
+                per_query = (time.perf_counter() - t0) / 3
+                del okapi
+                gc.collect()
+                est = 3 * predicted_build + 2 * RANK_BM25_QUERIES * per_query
+                if est < RANK_BM25_BUDGET_SECONDS:
+                    rank_plan = (1, RANK_BM25_QUERIES)
+                else:
+                    rank_msg = f"rank_bm25 skipped at {n:,}: estimated {est:.0f} s > {RANK_BM25_BUDGET_SECONDS:.0f} s"
+            else:
+                rank_msg = (f"rank_bm25 skipped at {n:,}: estimated build {predicted_build:.0f} s, too long for "
+                            f"{RANK_BM25_BUDGET_SECONDS:.0f} s")
+        else:
+            rank_msg = f"rank_bm25 not run at {n:,} (only at 100,000)"
+        clock = Clock()
+        results[n] = speed(f"synthetic {n:,}", docs, queries, bm25s_mode, repeats, rank_plan, clock)
+        if rank_msg:
+            print("  " + rank_msg)
+        if rank_plan is not None:
+            print(f"  rank_bm25 at {n:,}: build and queries measured once (best of 1).")
+        total = time.perf_counter() - t_start
+        print(f"  section time {total:.0f} s")
+        print()
+        prev_size, prev_cost = n, clock.single_pass + t_gen
+        del docs, queries
+        gc.collect()
+    return results
+
+
+# --- main --------------------------------------------------------------------------------------------
+
+
+def machine() -> None:
+    versions = {}
+    for dist in ("numpy", "bm25s", "rank-bm25", "ir-measures", "pytrec-eval-terrier", "PyStemmer", "scipy", "ragbook"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print(f"ragbook sparse benchmark, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(f"machine: {platform.platform()}; CPU: {cpu}; os.cpu_count() = {os.cpu_count()}")
+    print(f"Python {platform.python_version()} ({platform.python_implementation()})")
+    print("libraries: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    print(f"BM25 parameters everywhere: k1={K1}, b={B}; timing: time.perf_counter; single-threaded")
+    print()
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("folder", help="a BEIR dataset folder (corpus.jsonl[.gz], queries.jsonl, qrels/test.tsv)")
+    parser.add_argument("--synthetic", type=int, nargs="+", default=[100_000, 1_000_000], metavar="N",
+                        help="synthetic corpus sizes (default: 100000 1000000)")
+    parser.add_argument("--skip-synthetic", action="store_true", help="skip part 3")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    machine()
+    doc_tokens, query_tokens, corpus_tokenized, _ = part1(args.folder)
+    mode, out = part2(doc_tokens, query_tokens, corpus_tokenized)
+    if not args.skip_synthetic:
+        per_token = out["rank_bm25"]["build"] / sum(map(len, doc_tokens))
+        del doc_tokens, query_tokens, corpus_tokenized
+        gc.collect()
+        part3(sorted(args.synthetic), mode, per_token)
+    print(f"total run time {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
