@@ -130,3 +130,25 @@ def test_bm25_term_checker():
 
     report = repr(check("bm25-term", classic_idf))
     assert "case 1 (moons in d1 of the worked example)" in report and "got 0\n" in report
+
+
+def test_ndcg_checker_catches_the_ideal_from_the_retrieved_list():
+    def ndcg(ranking, gains, k):
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        dcg = sum(gains.get(d, 0) / math.log2(r + 2) for r, d in enumerate(ranking[:k]))
+        ideal = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(gains.values(), reverse=True)[:k]))
+        return dcg / ideal if ideal else 0.0
+
+    assert check("ndcg-at-k", ndcg)
+
+    def ideal_of_retrieved(ranking, gains, k):
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        got = [gains.get(d, 0) for d in ranking[:k]]
+        dcg = sum(g / math.log2(r + 2) for r, g in enumerate(got))
+        ideal = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(got, reverse=True)))
+        return dcg / ideal if ideal else 0.0
+
+    report = repr(check("ndcg-at-k", ideal_of_retrieved))
+    assert "the ideal comes from the collection" in report and "got 0.5\n" in report

@@ -12,6 +12,24 @@ else
   jupytext --quiet --from md:myst --to ipynb "$md"
 fi
 jupyter nbconvert --log-level=WARN --to notebook --execute --inplace \
-  --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.coalesce_streams=True \
-  --ExecutePreprocessor.timeout=300 "$nb"
+  --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=300 "$nb"
+# A cell's printed output can arrive in several stream messages, split wherever the kernel flushed;
+# merge consecutive pieces so that a re-run with the same code stores the same bytes.
+python - "$nb" <<'PY'
+import sys
+import nbformat
+path = sys.argv[1]
+notebook = nbformat.read(path, as_version=4)
+for cell in notebook.cells:
+    merged = []
+    for output in cell.get("outputs", []):
+        if (output.output_type == "stream" and merged and merged[-1].output_type == "stream"
+                and merged[-1].name == output.name):
+            merged[-1].text += output.text
+        else:
+            merged.append(output)
+    if "outputs" in cell:
+        cell.outputs = merged
+nbformat.write(notebook, path)
+PY
 echo "regenerated and executed $nb"
