@@ -1,0 +1,109 @@
+"""Hybrid ranking: fusing the rankings of several retrievers, and reranking a first stage (chapter 8).
+
+BM25 scores are unbounded and grow with the query's length, cosines lie in [-1, 1]: adding them lets the
+larger scale decide. Reciprocal rank fusion uses only ranks:
+
+    RRF(d) = sum over the rankings j that contain d of 1 / (c + rank_j(d)),
+
+with c = 60 by default: rank 1 is worth 1/61 and rank 2 1/62, almost the same, so a chunk that several
+retrievers place fairly high beats one that a single retriever places first; a small c makes the top ranks
+count more. Ties are broken by chunk id so the fused ranking is deterministic.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .ranking import check_k
+
+__all__ = [
+    "reciprocal_rank_fusion",
+    "score_sum_fusion",
+    "normalized_score_fusion",
+    "HybridRetriever",
+    "rerank",
+]
+
+Ranking = Sequence[tuple[int, float]]
+
+
+def _ordered(scores: dict[int, float], k: int | None) -> list[tuple[int, float]]:
+    ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+    return ranked if k is None else ranked[: check_k(k)]
+
+
+def _ids(ranking) -> list[int]:
+    ids = [int(item[0]) if isinstance(item, (tuple, list)) else int(item) for item in ranking]
+    if len(set(ids)) != len(ids):
+        raise ValueError("a ranking lists the same chunk twice")
+    return ids
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence], c: float = 60, k: int | None = None) -> list[tuple[int, float]]:
+    """Fuse rankings (lists of ids, or of (id, score) pairs, best first) by sum of 1 / (c + rank)."""
+    if not rankings:
+        raise ValueError("reciprocal rank fusion needs at least one ranking")
+    if not c >= 0:
+        raise ValueError(f"the fusion constant c must be at least 0, got {c!r}")
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, chunk_id in enumerate(_ids(ranking), start=1):
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (c + rank)
+    return _ordered(fused, k)
+
+
+def score_sum_fusion(results: Sequence[Ranking], k: int | None = None) -> list[tuple[int, float]]:
+    """The pitfall: add the raw scores of each list (a chunk missing from a list adds 0)."""
+    fused: dict[int, float] = {}
+    for ranking in results:
+        _ids(ranking)
+        for chunk_id, score in ranking:
+            fused[int(chunk_id)] = fused.get(int(chunk_id), 0.0) + float(score)
+    return _ordered(fused, k)
+
+
+def normalized_score_fusion(results: Sequence[Ranking], weights: Sequence[float], k: int | None = None) -> list[tuple[int, float]]:
+    """sum_j w_j (s_j(d) - min_j) / (max_j - min_j): each list's scores mapped to [0, 1] before a weighted sum.
+
+    A chunk missing from a list gets 0 from it, like the list's lowest score. A list whose scores are all
+    equal contributes 1 to each of its chunks.
+    """
+    if len(results) != len(weights):
+        raise ValueError(f"got {len(results)} result lists but {len(weights)} weights")
+    fused: dict[int, float] = {}
+    for ranking, weight in zip(results, weights):
+        _ids(ranking)
+        if not ranking:
+            continue
+        scores = np.array([s for _, s in ranking], dtype=np.float64)
+        low, span = scores.min(), scores.max() - scores.min()
+        for (chunk_id, _), s in zip(ranking, scores):
+            value = (s - low) / span if span > 0 else 1.0
+            fused[int(chunk_id)] = fused.get(int(chunk_id), 0.0) + weight * value
+    return _ordered(fused, k)
+
+
+class HybridRetriever:
+    """Reciprocal rank fusion of several retrievers' top ``depth`` lists."""
+
+    def __init__(self, retrievers: Sequence, c: float = 60, depth: int = 50):
+        if not retrievers:
+            raise ValueError("a hybrid retriever needs at least one retriever")
+        self.retrievers, self.c, self.depth = list(retrievers), c, check_k(depth)
+
+    def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
+        allowed = None if allowed is None else list(allowed)
+        rankings = [r.search(query, self.depth, allowed=allowed) for r in self.retrievers]
+        return reciprocal_rank_fusion(rankings, self.c, k)
+
+
+def rerank(query: str, candidates: Ranking, score: Callable[[str, list[int]], np.ndarray], k: int | None = None) -> list[tuple[int, float]]:
+    """Second stage: rescore the first stage's candidates with ``score(query, ids)`` and sort (ties by id)."""
+    ids = _ids(candidates)
+    if not ids:
+        return []
+    values = np.asarray(score(query, ids), dtype=np.float64)
+    if values.shape != (len(ids),):
+        raise ValueError(f"the second-stage scorer returned {values.shape} scores for {len(ids)} candidates")
+    return _ordered(dict(zip(ids, values.tolist())), k)

@@ -1,0 +1,113 @@
+"""Cosine, exact search, spherical k-means and IVF, against the reference texts and faiss."""
+import math
+
+import numpy as np
+import pytest
+
+from ragbook.vectors import ExactIndex, IVFIndex, cosine, ivf_cost, optimal_lists, spherical_kmeans, unit_rows
+
+
+def clustered(n, d, centres, seed):
+    rng = np.random.default_rng(seed)
+    c = rng.normal(size=(centres, d))
+    return c[rng.integers(0, centres, n)] + 0.3 * rng.normal(size=(n, d))
+
+
+def test_seed_003_cosine_and_its_errors():
+    assert cosine([1, 0], [0.6, 0.8]) == pytest.approx(0.6)
+    assert cosine([1.0, 0.0], [0.8, 0.6]) == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="different dimensions"):
+        cosine([1, 0], [1, 0, 0])
+    with pytest.raises(ValueError, match="zero vector"):
+        cosine([0, 0], [1, 0])
+
+
+def test_seed_003_permission_filter_before_ranking():
+    vectors = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [1.0, 0.0]])  # D1..D4; D4 is not allowed
+    index = ExactIndex(vectors)
+    hits = index.search_one(np.array([1.0, 0.0]), k=3, allowed=[0, 1, 2])
+    assert [(i, round(s, 6)) for i, s in hits] == [(0, 1.0), (1, 0.8), (2, 0.0)]
+    assert [i for i, s in hits if s >= 0.5] == [0, 1]
+
+
+def test_exact_search_matches_faiss_flat():
+    faiss = pytest.importorskip("faiss")
+    x = unit_rows(np.random.default_rng(1).normal(size=(5000, 32)))
+    q = unit_rows(np.random.default_rng(2).normal(size=(200, 32)))
+    reference = faiss.IndexFlatIP(32)
+    reference.add(x)
+    scores, ids = reference.search(q, 10)
+    ours = ExactIndex(x).search(q, 10)
+    assert np.array_equal(ours.ids, ids)
+    np.testing.assert_allclose(ours.scores, scores, atol=1e-5)
+
+
+def test_ties_go_to_the_lower_id_and_short_results_are_padded():
+    x = np.array([[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 300)
+    result = ExactIndex(x).search(np.array([[0.0, 1.0], [1.0, 0.0]]), k=4)
+    assert result.ids[0].tolist() == [3, 4, 5, 6]
+    assert result.ids[1].tolist()[:3] == [0, 1, 2]
+    big = ExactIndex(x[:5]).search(np.array([1.0, 0.0]), k=8)
+    assert big.ids[0].tolist()[5:] == [-1, -1, -1] and len(big.ranking(0)) == 5
+
+
+def test_vector_errors():
+    with pytest.raises(ValueError, match="zero vector"):
+        ExactIndex(np.array([[1.0, 0.0], [0.0, 0.0]]))
+    index = ExactIndex(np.eye(3))
+    with pytest.raises(ValueError, match="3 dimensions"):
+        index.search(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="k must be"):
+        index.search(np.ones(3), k=0)
+
+
+def test_spherical_kmeans_fills_every_list_even_with_duplicates():
+    x = np.vstack([np.tile([1.0, 0.0, 0.0], (20, 1)), [[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]]])
+    centroids, assignment = spherical_kmeans(x, 4, seed=3)
+    assert np.bincount(assignment, minlength=4).min() >= 1
+    again = spherical_kmeans(x, 4, seed=3)
+    assert np.array_equal(again[1], assignment)
+    with pytest.raises(ValueError, match="between 1 and the number of vectors"):
+        spherical_kmeans(x, 30)
+
+
+def test_ivf_probing_every_list_is_exact_and_costs_are_counted():
+    x = clustered(3000, 16, 12, seed=4)
+    q = clustered(50, 16, 12, seed=5)
+    ivf = IVFIndex(x, lists=20, seed=0)
+    exact = ExactIndex(x).search(q, 10)
+    everything = ivf.search(q, 10, probes=20)
+    assert np.array_equal(everything.ids, exact.ids)
+    assert np.all(everything.dot_products == 20 + 3000)
+    one = ivf.search(q, 10, probes=1)
+    sizes = ivf.list_sizes
+    nearest = np.argmax(unit_rows(q) @ ivf.centroids.T, axis=1)
+    assert np.array_equal(one.dot_products, 20 + sizes[nearest])
+    with pytest.raises(ValueError, match="probes must be between 1"):
+        ivf.search(q, 10, probes=21)
+
+
+def test_cost_formula_and_its_optimum():
+    assert ivf_cost(100_000, 256, 8) == 256 + 8 * 100_000 / 256
+    best = optimal_lists(100_000, 8)
+    assert best == pytest.approx(math.sqrt(800_000))
+    grid = np.arange(50, 3000)
+    assert abs(grid[np.argmin([ivf_cost(100_000, L, 8) for L in grid])] - best) <= 1
+
+
+def test_ivf_recall_close_to_faiss():
+    faiss = pytest.importorskip("faiss")
+    x = unit_rows(clustered(20000, 32, 50, seed=6))
+    q = unit_rows(clustered(300, 32, 50, seed=7))
+    truth = ExactIndex(x).search(q, 10).ids
+    ours = IVFIndex(x, lists=64, seed=0)
+    quantizer = faiss.IndexFlatIP(32)
+    reference = faiss.IndexIVFFlat(quantizer, 32, 64, faiss.METRIC_INNER_PRODUCT)
+    reference.train(x)
+    reference.add(x)
+    for probes in (1, 4, 16):
+        reference.nprobe = probes
+        _, theirs = reference.search(q, 10)
+        mine = ours.search(q, 10, probes=probes).ids
+        recall = lambda found: np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth)])
+        assert recall(mine) >= recall(theirs) - 0.02, probes  # never worse than faiss by more than 0.02
