@@ -31,12 +31,20 @@ class DenseRetriever:
         self.exact = ExactIndex(self.vectors)
         self.ivf = IVFIndex(self.vectors, lists, seed=seed) if lists else None
         self.probes = probes
+        self._queries: dict[str, np.ndarray] = {}
 
     def encode_query(self, query: str) -> np.ndarray:
+        """The query's vector, remembered, since evaluation asks the same questions many times."""
         if not isinstance(query, str):
             raise TypeError(f"a query is a str, got {type(query).__name__}")
-        encode = getattr(self.encoder, "encode_queries", self.encoder.encode)
-        return np.asarray(encode([query]), dtype=np.float32)[0]
+        vector = self._queries.get(query)
+        if vector is None:
+            encode = getattr(self.encoder, "encode_queries", self.encoder.encode)
+            vector = np.asarray(encode([query]), dtype=np.float32)[0]
+            if len(self._queries) >= 10_000:
+                self._queries.clear()
+            self._queries[query] = vector
+        return vector
 
     def scores(self, query: str) -> np.ndarray:
         """The cosine of every chunk with the query."""

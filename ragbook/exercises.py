@@ -283,3 +283,51 @@ register(
         ),
     )
 )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 7. The best number of IVF lists for n vectors and p probes minimises L + p n / L: the derivative
+# 1 - p n / L^2 vanishes at L* = sqrt(p n), where the cost is 2 sqrt(p n). Each pair below is that closed form
+# written out by hand (perfect squares where possible: 10,000 x 4 = 200^2, 2,500 x 16 = 200^2, 10^6 = 1000^2).
+register(
+    Exercise(
+        name="ivf-lists",
+        function_name="best_lists",
+        cases=(
+            Case("n = 100,000, p = 8: L* = sqrt(800,000)", (100_000, 8),
+                 (math.sqrt(800_000), 2 * math.sqrt(800_000))),
+            Case("a perfect square: n = 10,000, p = 4", (10_000, 4), (200, 400)),
+            Case("one probe: n = 10,000, p = 1", (10_000, 1), (100, 200)),
+            Case("one probe over 100,000 vectors: 100 sqrt(10)", (100_000, 1),
+                 (100 * math.sqrt(10), 200 * math.sqrt(10))),
+            Case("more probes, more lists: n = 2,500, p = 16", (2_500, 16), (200, 400)),
+            Case("a million vectors, one probe", (1_000_000, 1), (1000, 2000)),
+            Case("zero probes are refused", (10_000, 0), Raises(ValueError)),
+            Case("an empty collection is refused", (0, 4), Raises(ValueError)),
+        ),
+    )
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 8. Reciprocal rank fusion, sum over lists of 1 / (c + rank), ties by id; each expected list is
+# the arithmetic done by hand (the reference text's example with c = 10 first).
+register(
+    Exercise(
+        name="rrf",
+        function_name="rrf",
+        cases=(
+            Case("the worked example, c = 10", ([["d1", "d3", "d2", "d4"], ["d2", "d1", "d4", "d3"]], 10),
+                 [("d1", 1 / 11 + 1 / 12), ("d2", 1 / 13 + 1 / 11), ("d3", 1 / 12 + 1 / 14), ("d4", 1 / 14 + 1 / 13)]),
+            Case("one ranking keeps its order", ([["b", "a", "c"]], 60), [("b", 1 / 61), ("a", 1 / 62), ("c", 1 / 63)]),
+            Case("equal scores are ordered by id", ([["y", "x"], ["x", "y"]], 60),
+                 [("x", 1 / 61 + 1 / 62), ("y", 1 / 61 + 1 / 62)]),
+            Case("an item missing from a list gets nothing from it", ([["a", "b"], ["b"]], 0),
+                 [("b", 1 / 2 + 1), ("a", 1.0)]),
+            Case("agreement beats a single first place at c = 60", ([["solo", "both"], ["x", "both"]], 60),
+                 [("both", 2 / 62), ("solo", 1 / 61), ("x", 1 / 61)]),
+            Case("no rankings give an empty list", ([], 60), []),
+            Case("a negative constant is refused", ([["a"]], -1), Raises(ValueError)),
+        ),
+    )
+)

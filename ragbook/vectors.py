@@ -182,14 +182,31 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
     return centroids, assignment
 
 
-def ivf_cost(n: int, lists: int, probes: int) -> float:
-    """Expected dot products per query: L centroids plus p lists of N/L vectors each, L + p N / L."""
-    return lists + probes * n / lists
+def _at_least_one(name: str, value) -> np.ndarray:
+    array = np.asarray(value, dtype=np.float64)
+    if isinstance(value, bool) or not np.all(array >= 1):  # also refuses nan
+        raise ValueError(f"{name} must be at least 1, got {value!r}")
+    return array
 
 
-def optimal_lists(n: int, probes: int) -> float:
+def ivf_cost(n, lists, probes):
+    """Expected dot products per query: L centroids plus p lists of N/L vectors each, L + p N / L.
+
+    Each argument may be a number or an array (for a whole curve at once).
+    """
+    n = _at_least_one("the number of vectors", n)
+    lists = _at_least_one("lists", lists)
+    probes = _at_least_one("probes", probes)
+    if np.any(probes > lists):
+        raise ValueError("probes cannot exceed the number of lists")
+    cost = lists + probes * n / lists
+    return float(cost) if cost.ndim == 0 else cost
+
+
+def optimal_lists(n, probes):
     """The L minimising L + p N / L: setting the derivative 1 - p N / L^2 to zero gives L = sqrt(p N)."""
-    return float(np.sqrt(probes * n))
+    best = np.sqrt(_at_least_one("probes", probes) * _at_least_one("the number of vectors", n))
+    return float(best) if best.ndim == 0 else best
 
 
 class IVFIndex:

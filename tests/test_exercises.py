@@ -152,3 +152,59 @@ def test_ndcg_checker_catches_the_ideal_from_the_retrieved_list():
 
     report = repr(check("ndcg-at-k", ideal_of_retrieved))
     assert "the ideal comes from the collection" in report and "got 0.5\n" in report
+
+
+def test_ivf_lists_checker():
+    def best_lists(n, probes):
+        # an independent solution: the minimum of L + p n / L found by its defining property
+        if n < 1 or probes < 1:
+            raise ValueError("n and probes must be at least 1")
+        lists = (probes * n) ** 0.5
+        return lists, 2 * lists
+
+    verdict = check("ivf-lists", best_lists)
+    assert verdict and verdict.passed == verdict.total == 8
+
+    def no_factor_two(n, probes):
+        if n < 1 or probes < 1:
+            raise ValueError("n and probes must be at least 1")
+        return (probes * n) ** 0.5, (probes * n) ** 0.5
+
+    report = repr(check("ivf-lists", no_factor_two))
+    assert "a perfect square: n = 10,000, p = 4" in report and "expected (200, 400), got (200, 200)" in report
+
+    def n_over_p(n, probes):
+        if n < 1 or probes < 1:
+            raise ValueError("n and probes must be at least 1")
+        return (n / probes) ** 0.5, 2 * (n / probes) ** 0.5
+
+    report = repr(check("ivf-lists", n_over_p))
+    assert "case 1 (n = 100,000, p = 8: L* = sqrt(800,000))" in report and "got (111.803, 223.607)" in report
+    assert "one probe: n = 10,000, p = 1" not in report  # with p = 1 the two formulas agree
+
+    unchecked = repr(check("ivf-lists", lambda n, p: ((p * n) ** 0.5, 2 * (p * n) ** 0.5)))
+    assert "zero probes are refused" in unchecked and "should raises ValueError" in unchecked
+
+
+def test_rrf_checker():
+    def rrf(rankings, c):
+        if c < 0:
+            raise ValueError("c must be at least 0")
+        scores = {}
+        for ranking in rankings:
+            for rank, item in enumerate(ranking, start=1):
+                scores[item] = scores.get(item, 0) + 1 / (c + rank)
+        return sorted(scores.items(), key=lambda p: (-p[1], p[0]))
+
+    assert check("rrf", rrf)
+
+    def zero_based(rankings, c):
+        if c < 0:
+            raise ValueError("c must be at least 0")
+        scores = {}
+        for ranking in rankings:
+            for rank, item in enumerate(ranking):
+                scores[item] = scores.get(item, 0) + 1 / (c + rank + 1e-12)
+        return sorted(scores.items(), key=lambda p: (-p[1], p[0]))
+
+    assert "the worked example, c = 10" in repr(check("rrf", zero_based))

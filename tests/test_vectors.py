@@ -93,6 +93,12 @@ def test_cost_formula_and_its_optimum():
     assert best == pytest.approx(math.sqrt(800_000))
     grid = np.arange(50, 3000)
     assert abs(grid[np.argmin([ivf_cost(100_000, L, 8) for L in grid])] - best) <= 1
+    with pytest.raises(ValueError, match="lists must be at least 1"):
+        ivf_cost(1000, 0, 1)
+    with pytest.raises(ValueError, match="cannot exceed"):
+        ivf_cost(1000, 4, 8)
+    with pytest.raises(ValueError, match="probes must be at least 1"):
+        optimal_lists(1000, 0)
 
 
 def test_ivf_recall_close_to_faiss():
