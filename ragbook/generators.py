@@ -1,0 +1,336 @@
+"""Generators: anything that turns a :class:`~ragbook.prompts.Prompt` into text (chapter 11).
+
+- :class:`ScriptedGenerator` replays fixed replies, so tests are deterministic and need no model.
+- :class:`ExtractiveGenerator` answers with the source sentence that covers most of the question's idf
+  weight, cites it, and abstains below a threshold: a reader, not a writer, and entirely offline.
+- :class:`TrigramModel` is a small language model trained on the corpus: it completes text from memory
+  and reports its token probabilities, and can be conditioned on retrieved chunks.
+- :class:`ChatClient` sends the prompt to a model that speaks the chat-completions protocol.
+- :class:`Conversation` keeps the last exchanges and rewrites a follow-up into a standalone question.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Sequence
+
+from .prompts import Prompt
+from .text import analyze, split_sentences
+
+__all__ = [
+    "ABSTAIN",
+    "ScriptedGenerator",
+    "ExtractiveGenerator",
+    "TrigramModel",
+    "ConditionedModel",
+    "ChatClient",
+    "ChatError",
+    "Conversation",
+]
+
+ABSTAIN = "The sources do not contain the answer."
+
+
+class ScriptedGenerator:
+    """Returns ``replies`` one after another and records every prompt it was given."""
+
+    def __init__(self, replies: Sequence[str]):
+        self.replies = list(replies)
+        self.prompts: list[Prompt] = []
+
+    def __call__(self, prompt: Prompt) -> str:
+        if len(self.prompts) >= len(self.replies):
+            raise RuntimeError(f"the script has only {len(self.replies)} replies and all were used")
+        self.prompts.append(prompt)
+        return self.replies[len(self.prompts) - 1]
+
+
+# ---- extractive -------------------------------------------------------------------------------------
+_NEEDS_NUMBER = re.compile(r"^\s*(how (many|long|much|far|old|big|large|fast|hot|cold|deep|wide|tall)|when)\b", re.I)
+_HOW = re.compile(r"\bhow\s+(\w+)", re.I)
+_HAS_NUMBER = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class ScoredSentence:
+    source: int
+    sentence: str
+    coverage: float
+
+
+class ExtractiveGenerator:
+    """Answer with the best-covering source sentence and its citation, or abstain.
+
+    A sentence's coverage is the share of the question's idf weight (over its distinct terms) found in the
+    sentence or in its source's label; the word after "how" ("long", "many") is dropped from the question,
+    and a question asking how many, how long, how much or when loses half a point on a sentence without a
+    number. Below ``threshold`` the generator abstains with :data:`ABSTAIN`.
+    """
+
+    def __init__(self, idf: Callable[[str], float] | Mapping[str, float], threshold: float = 0.5, default_idf: float = 1.0):
+        if not 0 <= threshold <= 1:
+            raise ValueError(f"the threshold must lie in [0, 1], got {threshold}")
+        self._idf = idf if callable(idf) else (lambda term: idf.get(term, default_idf))
+        self.threshold = threshold
+
+    def question_terms(self, question: str) -> list[str]:
+        dropped = {m.group(1).lower() for m in _HOW.finditer(question)}
+        return [t for t in dict.fromkeys(analyze(question)) if t not in dropped]
+
+    def score(self, prompt: Prompt) -> list[ScoredSentence]:
+        """Every source sentence with its coverage, best first (ties: earlier source, earlier sentence)."""
+        terms = self.question_terms(prompt.question)
+        weights = {t: self._idf(t) for t in terms}
+        total = sum(weights.values())
+        needs_number = bool(_NEEDS_NUMBER.match(prompt.question))
+        scored = []
+        for source in prompt.sources:
+            label_terms = set(analyze(source.label))
+            for sentence in split_sentences(source.text):
+                present = set(analyze(sentence.text)) | label_terms
+                coverage = sum(w for t, w in weights.items() if t in present) / total if total > 0 else 0.0
+                if needs_number and not _HAS_NUMBER.search(sentence.text):
+                    coverage -= 0.5
+                scored.append(ScoredSentence(source.number, sentence.text, coverage))
+        return sorted(scored, key=lambda s: -s.coverage)  # stable: ties keep source and sentence order
+
+    def __call__(self, prompt: Prompt) -> str:
+        scored = self.score(prompt)
+        if not scored or scored[0].coverage < self.threshold:
+            return ABSTAIN
+        best = scored[0]
+        sentence = best.sentence.rstrip()
+        end = sentence[-1] if sentence[-1] in ".!?" else "."
+        return f"{sentence.rstrip('.!?')} [{best.source}]{end}"
+
+
+# ---- trigram ----------------------------------------------------------------------------------------
+_WORD = re.compile(r"\d+(?:[.,:]\d+)*|\w+(?:'\w+)?|[^\w\s]")
+BOS, EOS = "<s>", "</s>"
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+class TrigramModel:
+    """An interpolated trigram model over words, numbers and punctuation, trained sentence by sentence.
+
+        P(w | u, v) = l3 c(u v w)/c(u v) + l2 c(v w)/c(v) + l1 (c(w) + 1)/(T + V + 1)
+
+    with l3 + l2 + l1 = 1 (a context never seen gives its share to the lower orders) and add-one unigrams, so
+    every token, even an unseen one, has a probability above zero.
+    """
+
+    def __init__(self, texts: Iterable[str], weights: tuple[float, float, float] = (0.6, 0.3, 0.1)):
+        if not math.isclose(sum(weights), 1.0) or min(weights) <= 0:
+            raise ValueError(f"the interpolation weights must be positive and sum to 1, got {weights}")
+        self.weights = weights
+        self.unigrams: Counter = Counter()
+        self.bigrams: Counter = Counter()
+        self.trigrams: Counter = Counter()
+        self.contexts1: Counter = Counter()
+        self.contexts2: Counter = Counter()
+        sentences = 0
+        for text in texts:
+            for sentence in split_sentences(text):
+                tokens = [BOS, BOS] + _words(sentence.text) + [EOS]
+                sentences += 1
+                for i in range(2, len(tokens)):
+                    u, v, w = tokens[i - 2], tokens[i - 1], tokens[i]
+                    self.unigrams[w] += 1
+                    self.bigrams[v, w] += 1
+                    self.contexts1[v] += 1
+                    self.trigrams[u, v, w] += 1
+                    self.contexts2[u, v] += 1
+        if not sentences:
+            raise ValueError("cannot train a language model on no text")
+        self.total = sum(self.unigrams.values())
+        self.vocabulary = sorted(self.unigrams)
+
+    def probability(self, context: Sequence[str], token: str) -> float:
+        """P(token | last two tokens of context)."""
+        padded = [BOS, BOS] + list(context)
+        u, v = padded[-2], padded[-1]
+        l3, l2, l1 = self.weights
+        p1 = (self.unigrams[token] + 1) / (self.total + len(self.vocabulary) + 1)
+        p2 = self.bigrams[v, token] / self.contexts1[v] if self.contexts1[v] else None
+        p3 = self.trigrams[u, v, token] / self.contexts2[u, v] if self.contexts2[u, v] else None
+        if p3 is None and p2 is None:
+            return p1
+        if p3 is None:
+            return (l2 * p2 + l1 * p1) / (l2 + l1)
+        if p2 is None:
+            return (l3 * p3 + l1 * p1) / (l3 + l1)
+        return l3 * p3 + l2 * p2 + l1 * p1
+
+    def token_probabilities(self, prompt: str, continuation: str) -> list[tuple[str, float]]:
+        """Each token of ``continuation`` with its probability given the prompt and the tokens before it."""
+        context = _words(prompt)
+        result = []
+        for token in _words(continuation):
+            result.append((token, self.probability(context, token)))
+            context.append(token)
+        return result
+
+    def complete(self, prompt: str, max_tokens: int = 20) -> tuple[str, list[tuple[str, float]]]:
+        """Greedy continuation until a full stop or ``max_tokens``: (text, tokens with probabilities)."""
+        context = _words(prompt)
+        produced: list[tuple[str, float]] = []
+        candidates = self.vocabulary + [EOS]
+        for _ in range(max_tokens):
+            best = max(candidates, key=lambda w: (self.probability(context, w), w == EOS))
+            if best == EOS:
+                break
+            produced.append((best, self.probability(context, best)))
+            context.append(best)
+            if best in ".!?":
+                break
+        return _detokenize([t for t, _ in produced]), produced
+
+    def conditioned(self, chunks: Iterable[str], weight: float = 0.9) -> "ConditionedModel":
+        """This model conditioned on retrieved chunks: weight * P_chunks + (1 - weight) * P_self."""
+        return ConditionedModel(TrigramModel(chunks, self.weights), self, weight)
+
+    @staticmethod
+    def geometric_mean(probabilities: Sequence[float]) -> float:
+        """exp(mean log p): the per-token probability of a sequence."""
+        if not probabilities:
+            raise ValueError("no tokens")
+        return math.exp(sum(math.log(p) for p in probabilities) / len(probabilities))
+
+
+class ConditionedModel:
+    """A mixture of a model of the retrieved chunks and a background model: the trigram RAG generator."""
+
+    def __init__(self, local: TrigramModel, background: TrigramModel, weight: float):
+        if not 0 < weight < 1:
+            raise ValueError(f"the weight of the chunks must lie strictly between 0 and 1, got {weight}")
+        self.local, self.background, self.weight = local, background, weight
+        self.vocabulary = sorted(set(local.vocabulary) | set(background.vocabulary))
+
+    def probability(self, context: Sequence[str], token: str) -> float:
+        return self.weight * self.local.probability(context, token) + (1 - self.weight) * self.background.probability(context, token)
+
+    token_probabilities = TrigramModel.token_probabilities
+    complete = TrigramModel.complete
+
+
+def _detokenize(tokens: Sequence[str]) -> str:
+    text = ""
+    for token in tokens:
+        if text and not re.match(r"^[.,;:!?)\]]$", token) and not text.endswith(("(", "[")):
+            text += " "
+        text += token
+    return text
+
+
+# ---- chat-completions client ------------------------------------------------------------------------
+class ChatError(RuntimeError):
+    """A request the server refused, a reply that is not a chat completion, or retries exhausted."""
+
+
+class ChatClient:
+    """A client for the chat-completions protocol (``POST {base_url}/chat/completions``).
+
+    Settings come from the arguments or from the environment: ``RAGBOOK_BASE_URL``, ``RAGBOOK_MODEL`` and
+    ``RAGBOOK_API_KEY``. The key is sent as a bearer token and never printed, logged or shown in the repr.
+    Temperature 0 by default. A 429 or 5xx reply is retried up to ``retries`` times with exponential backoff
+    (honouring ``Retry-After``); any other 4xx, or a malformed reply, raises :class:`ChatError` at once.
+    """
+
+    def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
+                 temperature: float = 0.0, timeout: float = 30.0, retries: int = 3, backoff: float = 0.5):
+        self.base_url = (base_url or os.environ.get("RAGBOOK_BASE_URL") or "").rstrip("/")
+        self.model = model or os.environ.get("RAGBOOK_MODEL") or ""
+        self._api_key = api_key if api_key is not None else os.environ.get("RAGBOOK_API_KEY", "")
+        if not self.base_url:
+            raise ValueError("no base URL: pass base_url or set RAGBOOK_BASE_URL (e.g. http://127.0.0.1:8080/v1)")
+        if not self.model:
+            raise ValueError("no model name: pass model or set RAGBOOK_MODEL")
+        if retries < 0 or timeout <= 0 or backoff < 0:
+            raise ValueError("retries and backoff must be at least 0 and the timeout positive")
+        self.temperature, self.timeout, self.retries, self.backoff = temperature, timeout, retries, backoff
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "not set"
+        return f"ChatClient(base_url={self.base_url!r}, model={self.model!r}, api key {key})"
+
+    def _request(self, body: bytes) -> urllib.request.Request:
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return urllib.request.Request(f"{self.base_url}/chat/completions", data=body, headers=headers, method="POST")
+
+    def complete(self, messages: Sequence[Mapping[str, str]]) -> str:
+        body = json.dumps({"model": self.model, "messages": list(messages), "temperature": self.temperature}).encode()
+        for attempt in range(self.retries + 1):
+            try:
+                with urllib.request.urlopen(self._request(body), timeout=self.timeout) as response:
+                    payload = response.read()
+                break
+            except urllib.error.HTTPError as error:
+                retryable = error.code == 429 or 500 <= error.code < 600
+                if not retryable:
+                    detail = error.read()[:200].decode("utf-8", "replace")
+                    raise ChatError(f"the server refused the request with HTTP {error.code}: {detail}") from None
+                if attempt == self.retries:
+                    raise ChatError(f"HTTP {error.code} after {self.retries + 1} attempts; giving up") from None
+                wait = error.headers.get("Retry-After") if error.headers else None
+                time.sleep(float(wait) if wait and wait.replace(".", "", 1).isdigit() else self.backoff * 2**attempt)
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+                if attempt == self.retries:
+                    raise ChatError(f"could not reach {self.base_url} after {self.retries + 1} attempts: {error}") from None
+                time.sleep(self.backoff * 2**attempt)
+        try:
+            content = json.loads(payload)["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ChatError(f"the reply is not a chat completion: {payload[:200]!r}") from None
+        if not isinstance(content, str):
+            raise ChatError(f"the reply's message content is not text: {content!r}")
+        return content
+
+    def __call__(self, prompt: Prompt | str) -> str:
+        text = prompt.text if isinstance(prompt, Prompt) else prompt
+        return self.complete([{"role": "user", "content": text}])
+
+
+# ---- conversation -----------------------------------------------------------------------------------
+_FOLLOW_UP = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$|^\s*and\s+(.+?)\s*\?\s*$", re.I)
+
+
+class Conversation:
+    """The last ``size`` exchanges, and a rewrite of elliptical follow-ups into standalone questions.
+
+    "What about Saturn?" after "How many moons does Jupiter have?" becomes "How many moons does Saturn have?":
+    the follow-up's subject replaces the subject the previous question named (one of ``subjects``, e.g. the
+    document titles). A question that is not such a follow-up is returned unchanged.
+    """
+
+    def __init__(self, subjects: Iterable[str], size: int = 3):
+        if size < 1:
+            raise ValueError(f"the history must hold at least one exchange, got {size}")
+        self.subjects = sorted({s for s in subjects if s}, key=len, reverse=True)
+        self.history: deque[tuple[str, str]] = deque(maxlen=size)
+
+    def add(self, question: str, answer: str) -> None:
+        self.history.append((question, answer))
+
+    def rewrite(self, question: str) -> str:
+        match = _FOLLOW_UP.match(question)
+        if not match or not self.history:
+            return question
+        new_subject = (match.group(1) or match.group(2)).strip()
+        for previous, _ in reversed(self.history):
+            for subject in self.subjects:
+                pattern = re.compile(rf"\b{re.escape(subject)}\b", re.I)
+                if pattern.search(previous):
+                    return pattern.sub(new_subject, previous, count=1)
+        return question
