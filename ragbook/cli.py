@@ -1,0 +1,149 @@
+"""The command-line tool: ``ragbook ask`` and ``ragbook evaluate`` (chapter 14).
+
+    ragbook ask "How long is a year on Venus?"
+    ragbook ask "Who wrote the refund policy?" --documents ./my-notes --retriever hybrid --show-prompt
+    ragbook evaluate --figure evaluation.png
+
+``ask`` answers from the bundled corpus, or from any folder of Markdown files, with citations; it prints
+the ranks and scores of the chunks it used and the result of the grounding checks. ``evaluate`` measures
+retrieval and answers on the labelled questions of the bundled corpus and draws recall against k.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Sequence
+
+from .documents import load_corpus, read_folder
+from .pipeline import CHUNKERS, RETRIEVERS, RAGPipeline
+
+__all__ = ["main", "build_parser"]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must lie between 0 and 1, got {value}")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--chunker", choices=CHUNKERS, default="sentences", help="how documents are cut (default: sentences)")
+    parser.add_argument("--chunk-words", type=_positive, default=100, help="word limit of a chunk, or window size (default: 100)")
+    parser.add_argument("--retriever", choices=RETRIEVERS, default="bm25", help="default: bm25")
+    parser.add_argument("-k", type=_positive, default=5, help="chunks put into the prompt (default: 5)")
+    parser.add_argument("--dimensions", type=_positive, default=128, help="LSA dimensions (default: 128)")
+    parser.add_argument("--lists", type=_positive, default=None, help="IVF lists for dense retrievers (default: exact search)")
+    parser.add_argument("--probes", type=_positive, default=1, help="IVF lists probed per query (default: 1)")
+    parser.add_argument("--threshold", type=_share, default=0.5, help="abstain below this coverage (default: 0.5)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ragbook", description="Retrieval-augmented answers with citations, offline.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    ask = commands.add_parser("ask", help="answer a question with citations")
+    ask.add_argument("question")
+    ask.add_argument("--documents", metavar="DIR", help="a folder of Markdown files (default: the bundled corpus)")
+    ask.add_argument("--show-prompt", action="store_true", help="print the prompt sent to the generator")
+    _common(ask)
+    evaluate = commands.add_parser("evaluate", help="evaluate retrieval and answers on the labelled questions")
+    evaluate.add_argument("--figure", metavar="PATH", default="ragbook-evaluation.png", help="where to write the figure")
+    _common(evaluate)
+    return parser
+
+
+def _pipeline(args) -> RAGPipeline:
+    if args.probes > 1 and args.lists is None:
+        raise ValueError("--probes needs --lists (IVF); without --lists search is exact")
+    if args.lists is not None and args.retriever not in ("lsa", "embedder", "hybrid"):
+        raise ValueError(f"--lists applies to dense retrievers (lsa, embedder, hybrid), not {args.retriever}")
+    return RAGPipeline(chunker=args.chunker, words=args.chunk_words, retriever=args.retriever, k=args.k,
+                       dimensions=args.dimensions, lists=args.lists, probes=args.probes, threshold=args.threshold)
+
+
+def _ask(args, out) -> int:
+    documents = read_folder(args.documents) if args.documents else load_corpus()
+    pipeline = _pipeline(args)
+    started = time.perf_counter()
+    n = pipeline.index(documents)
+    result = pipeline.answer(args.question)
+    elapsed = time.perf_counter() - started
+    print(result.answer, file=out)
+    print(f"\n{len(documents)} documents, {n} chunks, {args.retriever}, top {args.k}, {elapsed:.2f} s", file=out)
+    for r in result.retrieved:
+        print(f"  [{r.rank}] score {r.score:.4f}  {r.source}  (chunk {r.chunk.id})", file=out)
+    if result.abstained:
+        print("checks: the generator abstained; nothing to check", file=out)
+    else:
+        for check in result.checks:
+            verdict = "supported" if check.supported else "NOT supported"
+            details = [f"cites {list(check.cited) or 'nothing'}", f"support {check.support:.2f}"]
+            if check.missing_sources:
+                details.append(f"missing sources {list(check.missing_sources)}")
+            if check.unsupported_numbers:
+                details.append(f"numbers not in its sources {list(check.unsupported_numbers)}")
+            print(f"checks: {verdict} ({', '.join(details)})", file=out)
+    if args.show_prompt:
+        print("\n--- prompt ---\n" + result.prompt.text, file=out)
+    return 0
+
+
+def _evaluate(args, out) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .labels import load_questions
+    from .metrics import evaluate_retrieval
+    from .pipeline import evaluate_answers
+
+    documents = load_corpus()
+    questions = load_questions(documents)
+    pipeline = _pipeline(args)
+    pipeline.index(documents)
+    ks = tuple(range(1, 11))
+    report = evaluate_retrieval(questions, pipeline.retriever.search, pipeline.chunks, ks=ks)
+    print(f"retrieval ({args.retriever}, {args.chunker} chunks of {args.chunk_words} words, {len(pipeline.chunks)} chunks)", file=out)
+    print(report.table(), file=out)
+    answers = evaluate_answers(questions, pipeline.answer)
+    print(f"\nanswers (extractive, threshold {args.threshold}, k = {args.k}), {answers.questions} questions:", file=out)
+    print(f"  evidence in the prompt r = {answers.r:.3f}; accuracy with it a = {answers.a:.3f}, "
+          f"without it b = {answers.b:.3f} (correct refusals count)", file=out)
+    print(f"  measured accuracy {answers.accuracy:.3f} = r a + (1 - r) b = {answers.composed:.3f}", file=out)
+    print(f"  answered {answers.answered}; refused {answers.refused_unanswerable} of {answers.unanswerable} unanswerable", file=out)
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(ks, [report.mean(f"recall@{k}") for k in ks], "-o")
+    ax.set_xlabel("k")
+    ax.set_ylabel("recall@k")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"{args.retriever} on the labelled questions")
+    fig.tight_layout()
+    fig.savefig(args.figure, dpi=120)
+    print(f"\nfigure written to {args.figure}", file=out)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, out=None) -> int:
+    """Run the tool; returns the exit status (0 on success, 2 for bad input)."""
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)
+    try:
+        return _ask(args, out) if args.command == "ask" else _evaluate(args, out)
+    except (ValueError, ImportError) as error:
+        print(f"ragbook: error: {error}", file=sys.stderr)
+        return 2

@@ -1,0 +1,277 @@
+"""The whole system: from a question to a checked, cited answer, and its evaluation (chapter 14).
+
+:func:`answer_question` runs one question through retrieval, prompt assembly, generation and the grounding
+checks. :class:`RAGPipeline` wraps the same steps in the shape many tutorials use: ``index(documents)``
+then ``query(question, k)``. :func:`evaluate_answers` splits end-to-end accuracy into the retriever's
+recall r and the generator's accuracy with (a) and without (b) the evidence in the prompt, as in chapter 1:
+accuracy = r a + (1 - r) b.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from .bm25 import BM25, lucene_idf
+from .chunking import Chunk, recursive_chunks, section_chunks, sentence_chunks, word_windows
+from .documents import Document, parse_markdown
+from .generators import ABSTAIN, ExtractiveGenerator
+from .labels import Question, contains_span
+from .prompts import Prompt, build_prompt, count_tokens, pack_prompt, sources_from_chunks
+from .verification import CITATION, ClaimCheck, check_answer
+
+__all__ = [
+    "RETRIEVERS",
+    "CHUNKERS",
+    "Retrieved",
+    "Answer",
+    "make_chunks",
+    "make_retriever",
+    "idf_lookup",
+    "answer_question",
+    "RAGPipeline",
+    "AnswerEvaluation",
+    "evaluate_answers",
+    "quotes_evidence",
+]
+
+RETRIEVERS = ("bm25", "tfidf", "lsa", "embedder", "hybrid")
+CHUNKERS = ("sentences", "windows", "sections", "recursive")
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """One retrieved chunk: its rank, score, the source label shown in the prompt, and the chunk."""
+
+    rank: int
+    score: float
+    source: str
+    chunk: Chunk
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Everything :func:`answer_question` did: the answer, its prompt, what was retrieved, and the checks."""
+
+    question: str
+    answer: str
+    prompt: Prompt
+    retrieved: tuple[Retrieved, ...]
+    checks: tuple[ClaimCheck, ...]
+
+    @property
+    def abstained(self) -> bool:
+        return self.answer.strip() == ABSTAIN
+
+    @property
+    def supported(self) -> bool:
+        """Not an abstention, at least one claim, and every claim passes the checks of chapter 12."""
+        return not self.abstained and bool(self.checks) and all(c.supported for c in self.checks)
+
+
+def make_chunks(documents: Sequence[Document], chunker: str = "sentences", words: int = 100, overlap: int = 0,
+                headers: bool = True) -> list[Chunk]:
+    """Chunk ``documents`` with one of :data:`CHUNKERS` (``words`` is the limit or the window size)."""
+    if chunker == "sentences":
+        return sentence_chunks(documents, words, headers=headers)
+    if chunker == "windows":
+        return word_windows(documents, words, overlap, headers=headers)
+    if chunker == "sections":
+        return section_chunks(documents, headers=headers)
+    if chunker == "recursive":
+        return recursive_chunks(documents, words, headers=headers)
+    raise ValueError(f"unknown chunker {chunker!r}; choose one of {', '.join(CHUNKERS)}")
+
+
+def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, lists: int | None = None,
+                   probes: int = 1, depth: int = 50):
+    """A retriever over the chunks' indexed text: one of :data:`RETRIEVERS`.
+
+    ``lsa`` and ``embedder`` are dense (exact search, or IVF with ``lists`` and ``probes``); ``hybrid`` fuses
+    BM25 with the MiniLM embedder by reciprocal rank fusion of their top ``depth``.
+    """
+    texts = [c.indexed_text for c in chunks]
+    if name == "bm25":
+        return BM25.from_texts(texts)
+    if name == "tfidf":
+        from .tfidf import TfIdf
+
+        return TfIdf.from_texts(texts)
+    if name in ("lsa", "embedder", "hybrid"):
+        from .dense import DenseRetriever
+
+        if name == "lsa":
+            from .lsa import LSA
+
+            return DenseRetriever(LSA(texts, dimensions), texts, lists=lists, probes=probes)
+        from .embedder import load_minilm
+
+        dense = DenseRetriever(load_minilm(), texts, lists=lists, probes=probes)
+        if name == "embedder":
+            return dense
+        from .fusion import HybridRetriever
+
+        return HybridRetriever([BM25.from_texts(texts), dense], depth=depth)
+    raise ValueError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVERS)}")
+
+
+def idf_lookup(chunks: Sequence[Chunk]) -> Callable[[str], float]:
+    """Lucene's idf of a term over the chunks (a term no chunk contains gets the idf of n = 0)."""
+    index = BM25.from_texts([c.indexed_text for c in chunks])
+    unseen = float(lucene_idf(0, index.n_chunks))
+    return lambda term: float(index.idf[index.vocabulary[term]]) if term in index.vocabulary else unseen
+
+
+def answer_question(question: str, chunks: Sequence[Chunk], documents: Sequence[Document], retriever,
+                    generator: Callable[[Prompt], str], k: int = 5, budget: int | None = None,
+                    count: Callable[[str], int] = count_tokens, allowed: Iterable[int] | None = None,
+                    threshold: float = 0.75) -> Answer:
+    """Retrieve the top k chunks, build the prompt (packed into ``budget`` tokens if given), generate, check.
+
+    ``allowed`` restricts retrieval to the chunks a user may read, before ranking (chapter 15).
+    """
+    hits = retriever.search(question, k, allowed=None if allowed is None else list(allowed))
+    chosen = [chunks[i] for i, _ in hits]
+    sources = sources_from_chunks(chosen, documents)
+    prompt = pack_prompt(question, sources, budget, count) if budget is not None else build_prompt(question, sources)
+    used = len(prompt.sources)
+    retrieved = tuple(Retrieved(rank, float(score), label, chunk)
+                      for rank, ((_, score), (label, _), chunk) in enumerate(zip(hits[:used], sources, chosen), start=1))
+    text = generator(prompt)
+    checks = () if text.strip() == ABSTAIN else tuple(check_answer(text, [s.text for s in prompt.sources], threshold))
+    return Answer(question, text, prompt, retrieved, checks)
+
+
+class RAGPipeline:
+    """index(documents, names) -> number of chunks; query(question, k) -> answer, prompt and retrieved chunks.
+
+    Configured with any of the book's chunkers (:data:`CHUNKERS`), retrievers (:data:`RETRIEVERS`) and
+    generators (by default the offline extractive generator with its abstention ``threshold``).
+    """
+
+    def __init__(self, chunker: str = "sentences", words: int = 100, overlap: int = 0, retriever: str = "bm25",
+                 generator: Callable[[Prompt], str] | None = None, k: int = 5, dimensions: int = 128,
+                 lists: int | None = None, probes: int = 1, threshold: float = 0.5, headers: bool = True):
+        if chunker not in CHUNKERS:
+            raise ValueError(f"unknown chunker {chunker!r}; choose one of {', '.join(CHUNKERS)}")
+        if retriever not in RETRIEVERS:
+            raise ValueError(f"unknown retriever {retriever!r}; choose one of {', '.join(RETRIEVERS)}")
+        self.chunker, self.words, self.overlap, self.headers = chunker, words, overlap, headers
+        self.retriever_name, self.dimensions, self.lists, self.probes = retriever, dimensions, lists, probes
+        self.generator, self.k, self.threshold = generator, k, threshold
+        self.documents: list[Document] = []
+        self.chunks: list[Chunk] = []
+        self.retriever = None
+
+    def index(self, documents: Sequence[Document | str], names: Sequence[str] | None = None) -> int:
+        """Chunk and index the documents (Document objects, or Markdown texts named by ``names``)."""
+        if not documents:
+            raise ValueError("there are no documents to index")
+        if names is not None and len(names) != len(documents):
+            raise ValueError(f"got {len(documents)} documents but {len(names)} names")
+        parsed = []
+        for i, document in enumerate(documents):
+            if isinstance(document, Document):
+                parsed.append(document)
+            else:
+                parsed.append(parse_markdown(document, names[i] if names else f"doc{i + 1}"))
+        ids = [d.id for d in parsed]
+        if len(set(ids)) != len(ids):
+            raise ValueError("two documents have the same name")
+        self.documents = parsed
+        self.chunks = make_chunks(parsed, self.chunker, self.words, self.overlap, self.headers)
+        self.retriever = make_retriever(self.retriever_name, self.chunks, self.dimensions, self.lists, self.probes)
+        if self.generator is None:
+            self._generate = ExtractiveGenerator(idf_lookup(self.chunks), self.threshold)
+        else:
+            self._generate = self.generator
+        return len(self.chunks)
+
+    def answer(self, question: str, k: int | None = None, budget: int | None = None,
+               allowed: Iterable[int] | None = None) -> Answer:
+        if self.retriever is None:
+            raise RuntimeError("nothing is indexed yet: call index(documents) first")
+        return answer_question(question, self.chunks, self.documents, self.retriever, self._generate,
+                               k or self.k, budget, allowed=allowed)
+
+    def query(self, question: str, k: int | None = None) -> dict:
+        """The tutorial shape: question, answer, prompt, and retrieved chunks with source, score and index."""
+        result = self.answer(question, k)
+        return {
+            "question": question,
+            "answer": result.answer,
+            "prompt": result.prompt.text,
+            "retrieved": [{"chunk": r.chunk.text, "source": r.source, "score": r.score, "index": r.chunk.id}
+                          for r in result.retrieved],
+        }
+
+
+# ---- evaluation -------------------------------------------------------------------------------------
+def _plain(text: str) -> str:
+    return " ".join(CITATION.sub(" ", text).split()).rstrip(" .!?")
+
+
+def quotes_evidence(answer: str, question: Question) -> bool:
+    """Whether the answer quotes labelled evidence: its text (citations removed) contains a span of every
+    piece, or is contained in one (an extractive answer quotes a sentence that holds or lies in a span)."""
+    plain = _plain(answer)
+    if not plain or not question.answerable:
+        return False
+    for piece in question.evidence:
+        if not any(_plain(span.text) in plain or plain in _plain(span.text) for span in piece.spans):
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class AnswerEvaluation:
+    """End-to-end accuracy and its parts: r (evidence in the prompt), a (accuracy given it), b (without)."""
+
+    questions: int
+    r: float
+    a: float
+    b: float
+    accuracy: float
+    answered: int
+    refused_unanswerable: int
+    unanswerable: int
+    outcomes: tuple[tuple[str, bool, bool], ...]  # (question id, evidence in prompt, correct)
+
+    @property
+    def composed(self) -> float:
+        """r a + (1 - r) b, which equals the measured accuracy by the law of total probability."""
+        return self.r * self.a + (1 - self.r) * self.b
+
+
+def evaluate_answers(questions: Sequence[Question], answer: Callable[[str], Answer]) -> AnswerEvaluation:
+    """Answer every question and decompose the accuracy.
+
+    The evidence is *in the prompt* when every piece has a span inside some chunk of the prompt. An answer
+    to an answerable question is correct when it quotes the labelled evidence (:func:`quotes_evidence`) and
+    passes the grounding checks; for an unanswerable question, when the generator abstains.
+    """
+    if not questions:
+        raise ValueError("no questions to evaluate")
+    outcomes = []
+    answered = refused = unanswerable = 0
+    for question in questions:
+        result = answer(question.text)
+        answered += not result.abstained
+        prompt_chunks = [r.chunk for r in result.retrieved]
+        if question.answerable:
+            in_prompt = all(any(contains_span(c, s) for c in prompt_chunks for s in piece.spans) for piece in question.evidence)
+            correct = result.supported and quotes_evidence(result.answer, question)
+        else:
+            unanswerable += 1
+            in_prompt = False
+            correct = result.abstained
+            refused += correct
+        outcomes.append((question.id, in_prompt, correct))
+    hit = [c for _, r, c in outcomes if r]
+    miss = [c for _, r, c in outcomes if not r]
+    r = len(hit) / len(outcomes)
+    a = float(np.mean(hit)) if hit else 0.0
+    b = float(np.mean(miss)) if miss else 0.0
+    accuracy = float(np.mean([c for _, _, c in outcomes]))
+    return AnswerEvaluation(len(outcomes), r, a, b, accuracy, answered, refused, unanswerable, tuple(outcomes))
