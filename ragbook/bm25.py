@@ -45,12 +45,15 @@ class BM25:
     """
 
     def __init__(self, index: InvertedIndex, k1: float = 1.5, b: float = 0.75,
-                 idf: Callable[[np.ndarray, int], np.ndarray] = lucene_idf):
+                 idf: Callable[[np.ndarray, int], np.ndarray] = lucene_idf, count_repeats: bool = False):
+        """``count_repeats=True`` adds a term repeated in the query once per occurrence, as Lucene's boolean
+        queries and bm25s do; by default the sum runs over the query's distinct terms, as in the formula."""
         if not (np.isfinite(k1) and k1 >= 0):
             raise ValueError(f"k1 must be a finite number of at least 0, got {k1!r}")
         if not (0 <= b <= 1):
             raise ValueError(f"b must lie in [0, 1], got {b!r}")
         self.k1, self.b = float(k1), float(b)
+        self.count_repeats = bool(count_repeats)
         self.analyzer = index.analyzer
         self.vocabulary, self.indptr, self.doc_ids = index.vocabulary, index.indptr, index.doc_ids
         self.n_chunks = index.n_chunks
@@ -74,7 +77,8 @@ class BM25:
         return cls(InvertedIndex(token_lists, analyzer), **parameters)
 
     def term_ids(self, query: str | Sequence[str]) -> list[int]:
-        """Ids of the distinct known terms of a query string (analysed) or term list, in first-seen order."""
+        """Ids of the known terms of a query string (analysed) or term list, in first-seen order: distinct
+        unless the retriever was built with ``count_repeats``."""
         if isinstance(query, str):
             terms = self.analyzer(query)
             if not terms:
@@ -83,7 +87,7 @@ class BM25:
             terms = list(query)
             if not terms:
                 raise ValueError("the query has no terms")
-        ids = (self.vocabulary.get(t) for t in dict.fromkeys(terms))
+        ids = (self.vocabulary.get(t) for t in (terms if self.count_repeats else dict.fromkeys(terms)))
         return [i for i in ids if i is not None]
 
     def scores(self, query: str | Sequence[str]) -> np.ndarray:

@@ -39,15 +39,21 @@ def top_k(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> l
     """The k best (chunk id, score) pairs among the candidates, by score descending then id ascending."""
     k = check_k(k)
     scores = np.asarray(scores)
-    ids = _candidates(scores.shape[0], allowed)
-    values = scores[ids]
-    if k < ids.size:
+    if allowed is None:
+        ids, values = None, scores
+    else:
+        ids = _candidates(scores.shape[0], allowed)
+        values = scores[ids]
+    if k < values.shape[0]:
         # argpartition finds the k-th largest score; every score above it is in, and ties at it are
-        # filled in id order, so the cut is deterministic.
+        # filled in id order (positions are in id order), so the cut is deterministic.
         kth = values[np.argpartition(-values, k - 1)[k - 1]]
         above = np.flatnonzero(values > kth)
         tied = np.flatnonzero(values == kth)[: k - above.size]
         keep = np.concatenate([above, tied])
-        ids, values = ids[keep], values[keep]
-    order = np.lexsort((ids, -values))
-    return [(int(i), float(s)) for i, s in zip(ids[order], values[order])]
+    else:
+        keep = np.arange(values.shape[0])
+    kept = values[keep]
+    order = keep[np.lexsort((keep, -kept))]
+    chosen = order if ids is None else ids[order]
+    return list(zip(chosen.tolist(), values[order].tolist()))

@@ -107,6 +107,19 @@ def test_bm25_agrees_with_bm25s_lucene():
         np.testing.assert_allclose(ours.scores(question), expected, rtol=2e-6, atol=2e-6)
 
 
+def test_repeated_query_terms_count_like_bm25s_when_asked():
+    import bm25s
+
+    tokens = [analyze(t) for t in TEXTS[:80]]
+    reference = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    reference.index(tokens, show_progress=False)
+    query = ["moons", "moons", "saturn"]
+    counted = BM25.from_tokens(tokens, count_repeats=True).scores(query)
+    np.testing.assert_allclose(counted, 2.5 * reference.get_scores(query), rtol=2e-6, atol=2e-6)
+    distinct = BM25.from_tokens(tokens).scores(query)
+    np.testing.assert_allclose(distinct, 2.5 * reference.get_scores(["moons", "saturn"]), rtol=2e-6, atol=2e-6)
+
+
 # ---- the index --------------------------------------------------------------------------------------
 token_lists = st.lists(st.lists(st.sampled_from(list("abcdefgh")), max_size=12), min_size=1, max_size=15)
 
