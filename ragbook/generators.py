@@ -60,9 +60,12 @@ _HAS_NUMBER = re.compile(r"\d")
 
 @dataclass(frozen=True)
 class ScoredSentence:
+    """A source sentence, its coverage (label terms counting) and the part its own words cover."""
+
     source: int
     sentence: str
     coverage: float
+    own: float = 0.0
 
 
 class ExtractiveGenerator:
@@ -71,7 +74,9 @@ class ExtractiveGenerator:
     A sentence's coverage is the share of the question's idf weight (over its distinct terms) found in the
     sentence or in its source's label; the word after "how" ("long", "many") is dropped from the question,
     and a question asking how many, how long, how much or when loses half a point on a sentence without a
-    number. Below ``threshold`` the generator abstains with :data:`ABSTAIN`.
+    number. Sentences of one source share its label, so ties are common: they are broken by the coverage of
+    the sentence's own words, then by source and sentence order. Below ``threshold`` the generator abstains
+    with :data:`ABSTAIN`.
     """
 
     def __init__(self, idf: Callable[[str], float] | Mapping[str, float], threshold: float = 0.5, default_idf: float = 1.0):
@@ -85,7 +90,7 @@ class ExtractiveGenerator:
         return [t for t in dict.fromkeys(analyze(question)) if t not in dropped]
 
     def score(self, prompt: Prompt) -> list[ScoredSentence]:
-        """Every source sentence with its coverage, best first (ties: earlier source, earlier sentence)."""
+        """Every source sentence with its coverage, best first (ties: own-word coverage, then order)."""
         terms = self.question_terms(prompt.question)
         weights = {t: self._idf(t) for t in terms}
         total = sum(weights.values())
@@ -94,12 +99,13 @@ class ExtractiveGenerator:
         for source in prompt.sources:
             label_terms = set(analyze(source.label))
             for sentence in split_sentences(source.text):
-                present = set(analyze(sentence.text)) | label_terms
-                coverage = sum(w for t, w in weights.items() if t in present) / total if total > 0 else 0.0
+                own_terms = set(analyze(sentence.text))
+                coverage = sum(w for t, w in weights.items() if t in own_terms | label_terms) / total if total > 0 else 0.0
+                own = sum(w for t, w in weights.items() if t in own_terms) / total if total > 0 else 0.0
                 if needs_number and not _HAS_NUMBER.search(sentence.text):
                     coverage -= 0.5
-                scored.append(ScoredSentence(source.number, sentence.text, coverage))
-        return sorted(scored, key=lambda s: -s.coverage)  # stable: ties keep source and sentence order
+                scored.append(ScoredSentence(source.number, sentence.text, coverage, own))
+        return sorted(scored, key=lambda s: (-s.coverage, -s.own))  # stable: remaining ties keep their order
 
     def __call__(self, prompt: Prompt) -> str:
         scored = self.score(prompt)

@@ -252,3 +252,13 @@ def test_client_fails_clearly():
         ChatClient(base_url=server.url, model="m", retries=0, timeout=1)("e")
     with pytest.raises(ValueError, match="RAGBOOK_BASE_URL"):
         ChatClient(base_url="", model="m")
+
+
+def test_label_ties_are_broken_by_the_sentences_own_words():
+    generate = ExtractiveGenerator({"moons": 1.0, "mars": 1.0})
+    prompt = build_prompt("What moons does Mars have?", [
+        ("Mars, Moons", "A mission will visit them in the 2020s. Mars has two moons, Phobos and Deimos."),
+    ])
+    scored = generate.score(prompt)
+    assert [s.coverage for s in scored] == [1.0, 1.0]  # the label covers both terms for both sentences
+    assert scored[0].sentence.startswith("Mars has two moons") and scored[0].own == 1.0
