@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .index import InvertedIndex
-from .ranking import top_k
+from .ranking import top_k, top_k_arrays
 from .text import analyze
 
 __all__ = ["BM25", "lucene_idf", "rsj_idf"]
@@ -101,6 +101,11 @@ class BM25:
     def search(self, query: str | Sequence[str], k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
         """The top k (chunk id, score) pairs, ties by chunk id; ``allowed`` filters before ranking."""
         return top_k(self.scores(query), k, allowed)
+
+    def search_arrays(self, query: str | Sequence[str], k: int = 10,
+                      allowed: Iterable[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`search` as two arrays (chunk ids, scores), for callers that rank many queries."""
+        return top_k_arrays(self.scores(query), k, allowed)
 
     def explain(self, query: str | Sequence[str], chunk_id: int) -> dict[str, float]:
         """Each query term's contribution to one chunk's score (0 for terms the chunk lacks)."""

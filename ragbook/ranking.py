@@ -15,7 +15,7 @@ from typing import Iterable
 
 import numpy as np
 
-__all__ = ["top_k", "check_k"]
+__all__ = ["top_k", "top_k_arrays", "check_k"]
 
 
 def check_k(k: int) -> int:
@@ -35,8 +35,8 @@ def _candidates(n: int, allowed: Iterable[int] | None) -> np.ndarray:
     return ids
 
 
-def top_k(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-    """The k best (chunk id, score) pairs among the candidates, by score descending then id ascending."""
+def top_k_arrays(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The k best candidates as two arrays (ids, scores), by score descending then id ascending."""
     k = check_k(k)
     scores = np.asarray(scores)
     if allowed is None:
@@ -44,16 +44,21 @@ def top_k(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> l
     else:
         ids = _candidates(scores.shape[0], allowed)
         values = scores[ids]
-    if k < values.shape[0]:
+    n = values.shape[0]
+    if k < n:
         # argpartition finds the k-th largest score; every score above it is in, and ties at it are
         # filled in id order (positions are in id order), so the cut is deterministic.
-        kth = values[np.argpartition(-values, k - 1)[k - 1]]
+        kth = values[np.argpartition(values, n - k)[n - k]]
         above = np.flatnonzero(values > kth)
         tied = np.flatnonzero(values == kth)[: k - above.size]
         keep = np.concatenate([above, tied])
     else:
-        keep = np.arange(values.shape[0])
-    kept = values[keep]
-    order = keep[np.lexsort((keep, -kept))]
-    chosen = order if ids is None else ids[order]
-    return list(zip(chosen.tolist(), values[order].tolist()))
+        keep = np.arange(n)
+    order = keep[np.lexsort((keep, -values[keep]))]
+    return (order if ids is None else ids[order]), values[order]
+
+
+def top_k(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
+    """The k best (chunk id, score) pairs among the candidates, by score descending then id ascending."""
+    ids, values = top_k_arrays(scores, k, allowed)
+    return list(zip(ids.tolist(), values.tolist()))
