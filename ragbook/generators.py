@@ -73,8 +73,9 @@ class ExtractiveGenerator:
 
     A sentence's coverage is the share of the question's idf weight (over its distinct terms) found in the
     sentence or in its source's label; the word after "how" ("long", "many") is dropped from the question,
-    and a question asking how many, how long, how much or when loses half a point on a sentence without a
-    number. Sentences of one source share its label, so ties are common: they are broken by the coverage of
+    and a question that starts by asking for a quantity or a date (how many, much, long, far, old, big,
+    large, fast, hot, cold, deep, wide, tall, or when) loses half a point on a sentence without a number.
+    Sentences of one source share its label, so ties are common: they are broken by the coverage of
     the sentence's own words, then by source and sentence order. Below ``threshold`` the generator abstains
     with :data:`ABSTAIN`.
     """
