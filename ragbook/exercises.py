@@ -331,3 +331,230 @@ register(
         ),
     )
 )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 6. The Frobenius error of the best rank-r approximation (Eckart-Young) is
+# sqrt(sum of the squared singular values after the r largest); values are sorted in decreasing order
+# first. Each expected value is that arithmetic by hand: [4, 3] r = 1 discards 3; [10, 6, 3, 2] r = 1 gives
+# sqrt(36 + 9 + 4) = 7; [5, 3, 4] sorted is [5, 4, 3], so r = 2 discards 3; [2, 2, 1] r = 0 gives
+# sqrt(4 + 4 + 1) = 3; keeping every value leaves 0.
+register(
+    Exercise(
+        name="rank-r-error",
+        function_name="truncation_error",
+        cases=(
+            Case("[4, 3], r = 1: the 3 is discarded", ([4.0, 3.0], 1), 3),
+            Case("[10, 6, 3, 2], r = 1: sqrt(36 + 9 + 4)", ([10.0, 6.0, 3.0, 2.0], 1), 7),
+            Case("unsorted [5, 3, 4], r = 2: sort first, then discard the 3", ([5.0, 3.0, 4.0], 2), 3),
+            Case("[2, 2, 1], r = 0 keeps nothing: the whole norm sqrt(4 + 4 + 1)", ([2.0, 2.0, 1.0], 0), 3),
+            Case("r equal to the number of values: nothing is lost", ([3.0, 2.0, 1.0], 3), 0),
+            Case("a negative r is refused", ([3.0, 2.0], -1), Raises(ValueError)),
+            Case("r above the number of values is refused", ([3.0, 2.0, 1.0], 4), Raises(ValueError)),
+            Case("a negative singular value is refused", ([3.0, -1.0], 1), Raises(ValueError)),
+        ),
+    )
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 2. Cosines of a query with a list of vectors, q.v / (|q| |v|). The worked example's query
+# (0.8, 0.6) has unit length, so each cosine is the dot product over the chunk's length, written out by hand;
+# the other cases use 3-4-5 triangles and 1-2-2 vectors (length 3), whose cosines are exact fractions.
+register(
+    Exercise(
+        name="dense-cosine",
+        function_name="dense_cosines",
+        cases=(
+            Case("the worked example: query (0.8, 0.6), chunks d1 to d4",
+                 ([0.8, 0.6], [[0.5, 0.9], [1.0, 0.5], [-0.1, 1.0], [0.9, -0.2]]),
+                 [(0.4 + 0.54) / math.sqrt(0.25 + 0.81), (0.8 + 0.3) / math.sqrt(1.0 + 0.25),
+                  (-0.08 + 0.6) / math.sqrt(0.01 + 1.0), (0.72 - 0.12) / math.sqrt(0.81 + 0.04)]),
+            Case("a query of length 5 must be divided by its length", ([3.0, 4.0], [[4.0, 3.0], [3.0, 4.0]]),
+                 [_F(24, 25), 1]),
+            Case("perpendicular and opposite vectors", ([3.0, 4.0], [[-4.0, 3.0], [-3.0, -4.0]]), [0, -1]),
+            Case("a vector's length does not matter, only its direction", ([1.0, 0.0], [[2.0, 0.0], [0.0, 5.0], [7.0, 7.0]]),
+                 [1, 0, 1 / math.sqrt(2)]),
+            Case("three dimensions: (1, 2, 2) and (2, 1, 2), both of length 3", ([1.0, 2.0, 2.0], [[2.0, 1.0, 2.0]]),
+                 [_F(8, 9)]),
+            Case("a zero query has no direction", ([0.0, 0.0], [[1.0, 0.0]]), Raises(ValueError)),
+            Case("a zero vector among the chunks has no direction", ([0.8, 0.6], [[1.0, 0.5], [0.0, 0.0]]),
+                 Raises(ValueError)),
+            Case("a vector of another dimension is refused", ([0.8, 0.6], [[1.0, 0.5, 0.2]]), Raises(ValueError)),
+        ),
+    )
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 10. The evidence budget: context limit - instructions and history - question - output reserve -
+# margin. Each expected value is that subtraction done by hand; a negative part or fixed parts larger than
+# the context limit are refused.
+register(
+    Exercise(
+        name="evidence-budget",
+        function_name="evidence_tokens",
+        cases=(
+            Case("the reference example: 4096 - 700 - 196 - 700 - 100", (4096, 700, 196, 700, 100), 2400),
+            Case("a smaller budget: 4096 - 1200 - 196 - 800 - 100", (4096, 1200, 196, 800, 100), 1800),
+            Case("no margin: 8192 - 1500 - 92 - 1000 - 0", (8192, 1500, 92, 1000, 0), 5600),
+            Case("a long context: 128000 - 2000 - 500 - 4000 - 1500", (128000, 2000, 500, 4000, 1500), 120000),
+            Case("the fixed parts use everything: 2048 - 1000 - 48 - 1000 - 0", (2048, 1000, 48, 1000, 0), 0),
+            Case("over-committed: 700 + 196 + 2000 + 100 + 2000 > 4096", (4096, 2000, 196, 2000, 100), Raises(ValueError)),
+            Case("a negative question length is refused", (4096, 700, -196, 700, 100), Raises(ValueError)),
+            Case("a negative margin is refused", (4096, 700, 196, 700, -100), Raises(ValueError)),
+        ),
+    )
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 12. Support: the share of the claim's terms, repeats counted, that occur among the source terms.
+# Each expected value is that count done by hand (matches over claim terms); an empty claim is refused.
+register(
+    Exercise(
+        name="support",
+        function_name="support",
+        cases=(
+            Case("seed 004's first claim: all 5 terms in source [1]",
+                 (["mars", "two", "moons", "phobos", "deimos"], ["mars", "two", "small", "moons", "phobos", "deimos"]), 1),
+            Case("seed 004's second claim: phobos and mars, 2 of 6",
+                 (["phobos", "circles", "mars", "every", "8", "hours"],
+                  ["phobos", "orbits", "mars", "faster", "mars", "rotates"]), Fraction(2, 6)),
+            Case("repeats in the claim count: titan twice of 3 terms",
+                 (["titan", "titan", "moon"], ["titan"]), Fraction(2, 3)),
+            Case("a repeated unsupported term counts every time: 1 of 4",
+                 (["mars", "invented", "invented", "invented"], ["mars"]), Fraction(1, 4)),
+            Case("a changed number in a Pluto claim: 5 of 6",
+                 (["pluto", "rotation", "period", "6.5", "earth", "days"],
+                  ["pluto", "rotation", "period", "6.387", "earth", "days", "single", "day", "lasts", "six", "days"]),
+                 Fraction(5, 6)),
+            Case("repeats in the source add nothing", (["moons"], ["moons", "moons", "moons"]), 1),
+            Case("no term in common", (["venus", "clouds"], ["mars", "dust"]), 0),
+            Case("no source terms support nothing", (["mars"], []), 0),
+            Case("a claim with no terms is refused", ([], ["mars"]), Raises(ValueError)),
+        ),
+    )
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 13. RAG-Token: prod over tokens i of sum over chunks z of p(z) a[z][i]. The worked example's prior is
+# the two-way softmax 1 / (1 + e^-1.13) at tau = 0.5 ((1.0875 - 0.5225) / 0.5 = 1.13); every expected value is
+# the per-token mixtures multiplied out by hand.
+_P1 = 1 / (1 + math.exp(-1.13))
+register(
+    Exercise(
+        name="rag-token",
+        function_name="rag_token",
+        cases=(
+            Case("the worked example: (p1 0.5 + p2 0.7)(p1 0.6 + p2 0.05)", ([_P1, 1 - _P1], [[0.5, 0.6], [0.7, 0.05]]),
+                 (_P1 * 0.5 + (1 - _P1) * 0.7) * (_P1 * 0.6 + (1 - _P1) * 0.05)),
+            Case("each token from its own chunk: 0.55 x 0.55", ([0.5, 0.5], [[1.0, 0.1], [0.1, 1.0]]), Fraction(3025, 10000)),
+            Case("one chunk: the plain product 0.5^3", ([1.0], [[0.5, 0.5, 0.5]]), Fraction(1, 8)),
+            Case("one token: the mixture 0.25 x 0.2 + 0.75 x 0.6", ([0.25, 0.75], [[0.2], [0.6]]), Fraction(1, 2)),
+            Case("three chunks: 0.4 x 0.5", ([0.5, 0.25, 0.25], [[0.2, 0.4], [0.4, 0.8], [0.8, 0.4]]), Fraction(1, 5)),
+            Case("a chunk with prior 0 contributes nothing: 0.5 x 0.2", ([0.0, 1.0], [[0.9, 0.9], [0.5, 0.2]]),
+                 Fraction(1, 10)),
+            Case("a prior that does not sum to 1 is refused", ([0.5, 0.6], [[0.5], [0.5]]), Raises(ValueError)),
+            Case("one row of token probabilities per chunk, or refuse", ([1.0], [[0.5], [0.5]]), Raises(ValueError)),
+            Case("a token probability above 1 is refused", ([0.5, 0.5], [[1.5], [0.5]]), Raises(ValueError)),
+        ),
+    )
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 14. From (evidence in prompt, correct) pairs: r = n_R / n, a = c_R / n_R, b = c_notR / (n - n_R),
+# accuracy = (c_R + c_notR) / n, with 0 for a side that no question falls on. Each tuple is those counts by hand:
+# e.g. ten questions, 7 with evidence (5 right), 3 without (1 right): 7/10, 5/7, 1/3, 6/10 = 1/2 + 1/10.
+_T, _N = True, False
+register(
+    Exercise(
+        name="composition-from-outcomes",
+        function_name="compose",
+        cases=(
+            Case("three of four with evidence, two of those right", ([(_T, _T), (_T, _N), (_N, _N), (_T, _T)],),
+                 (Fraction(3, 4), Fraction(2, 3), 0, Fraction(1, 2))),
+            Case("two of five with evidence, both right; one of the other three right",
+                 ([(_T, _T), (_N, _T), (_N, _N), (_N, _N), (_T, _T)],), (Fraction(2, 5), 1, Fraction(1, 3), Fraction(3, 5))),
+            Case("ten questions: 5 of 7 right with evidence, 1 of 3 without",
+                 ([(_T, _T)] * 5 + [(_T, _N)] * 2 + [(_N, _T)] + [(_N, _N)] * 2,),
+                 (Fraction(7, 10), Fraction(5, 7), Fraction(1, 3), Fraction(6, 10))),
+            Case("every question has its evidence: b is 0 by convention", ([(_T, _T), (_T, _N)],),
+                 (1, Fraction(1, 2), 0, Fraction(1, 2))),
+            Case("no question has its evidence: a is 0 by convention", ([(_N, _T), (_N, _N), (_N, _N)],),
+                 (0, 0, Fraction(1, 3), Fraction(1, 3))),
+            Case("one question, right with its evidence", ([(_T, _T)],), (1, 1, 0, 1)),
+            Case("every answer wrong", ([(_T, _N), (_N, _N)],), (Fraction(1, 2), 0, 0, 0)),
+            Case("an empty list is refused", ([],), Raises(ValueError)),
+        ),
+    )
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 11. Coverage: the share of the idf weight of the distinct question terms found among the sentence's
+# (and its label's) terms, minus 1/2 when the question asks for a number and no sentence term has a digit.
+# Each expected value is that share written out by hand; the worked example's weights are BM25's idf over four
+# chunks, moons ln(1 + 2.5/2.5) = ln 2 and mars ln(1 + 1.5/3.5) = ln(5/3.5).
+_MARS_IDF = {"moons": math.log(2), "mars": math.log(5 / 3.5)}
+register(
+    Exercise(
+        name="coverage",
+        function_name="coverage",
+        cases=(
+            Case("d1 of the worked example covers both terms",
+                 (["moons", "mars"], ["mars", "two", "small", "moons", "phobos", "deimos"], _MARS_IDF, False), 1),
+            Case("d2 covers only mars: ln(5/3.5) / (ln 2 + ln(5/3.5))",
+                 (["moons", "mars"], ["phobos", "orbits", "mars", "faster", "mars", "rotates"], _MARS_IDF, False),
+                 math.log(5 / 3.5) / (math.log(2) + math.log(5 / 3.5))),
+            Case("a repeated question term counts once",
+                 (["mars", "moons", "mars"], ["moons"], _MARS_IDF, False),
+                 math.log(2) / (math.log(2) + math.log(5 / 3.5))),
+            Case("rare terms weigh more: triton 3 of 4",
+                 (["discovered", "triton"], ["triton", "retrograde"], {"discovered": 1.0, "triton": 3.0}, False), 0.75),
+            Case("a number question meets a sentence without a number: 1/2 - 1/2",
+                 (["day", "mars"], ["day", "little", "longer"], {"day": 1.0, "mars": 1.0}, True), 0),
+            Case("a number in the sentence avoids the penalty",
+                 (["day", "mars"], ["mars", "rotation", "day", "lasts", "24", "hours"], {"day": 1.0, "mars": 1.0}, True), 1),
+            Case("a decimal is a number too: 2 + 1.5 + 2.5 of 6",
+                 (["rotation", "period", "pluto"], ["pluto", "rotation", "period", "6.387", "earth", "days"],
+                  {"rotation": 2.0, "period": 1.5, "pluto": 2.5}, True), 1),
+            Case("the penalty can make coverage negative: 0 - 1/2",
+                 (["day", "mars"], ["clouds", "sulfuric", "acid"], {"day": 1.0, "mars": 1.0}, True), -0.5),
+            Case("a negative idf weight is refused", (["a"], ["a"], {"a": -1.0}, False), Raises(ValueError)),
+        ),
+    )
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 15. The chunks a user may read: chunk i is visible when the level of its document is one of the
+# user's levels (no level implies another). Each expected list is that rule applied by hand, chunk by chunk;
+# seed 003's D1-D4 first (D4 restricted to finance).
+register(
+    Exercise(
+        name="visible-chunks",
+        function_name="visible_chunks",
+        cases=(
+            Case("seed 003: a public user reads D1, D2, D3 but not D4",
+                 (["D1", "D2", "D3", "D4"], {"D1": "public", "D2": "public", "D3": "public", "D4": "finance"},
+                  {"public"}), [0, 1, 2]),
+            Case("seed 003: public and finance read all four",
+                 (["D1", "D2", "D3", "D4"], {"D1": "public", "D2": "public", "D3": "public", "D4": "finance"},
+                  {"public", "finance"}), [0, 1, 2, 3]),
+            Case("staff alone does not imply public: chunks 0 and 2 of staff document a",
+                 (["a", "b", "a", "c"], {"a": "staff", "b": "public", "c": "finance"}, {"staff"}), [0, 2]),
+            Case("several chunks of one document keep their ids: only chunk 1 is public",
+                 (["b", "a", "b"], {"a": "public", "b": "finance"}, {"public"}), [1]),
+            Case("a user without levels reads nothing",
+                 (["a", "b"], {"a": "public", "b": "staff"}, set()), []),
+            Case("no chunks, nothing to read", ([], {"a": "public"}, {"public"}), []),
+            Case("a chunk whose document has no access level is refused",
+                 (["a", "x"], {"a": "public"}, {"public"}), Raises(ValueError)),
+            Case("an unknown access level is refused",
+                 (["a"], {"a": "secret"}, {"public"}), Raises(ValueError)),
+        ),
+    )
+)
