@@ -99,10 +99,23 @@ def _top_rows(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, 
     if take == 0:
         return out_ids, out_scores
     blocks = n // _BLOCK
-    if blocks < 4 * take:  # too few entries for blocks to pay: sort the rows outright
-        order = np.lexsort((np.broadcast_to(ids, scores.shape), -scores), axis=-1)[:, :take]
-        out_ids[:, :take] = ids[order]
-        out_scores[:, :take] = np.take_along_axis(scores, order, axis=1)
+    if blocks < 4 * take:  # too few entries for blocks to pay: partition the rows outright
+        if take < n:
+            chosen = np.argpartition(-scores, take - 1, axis=1)[:, :take]
+            kth = np.take_along_axis(scores, chosen, axis=1).min(axis=1, keepdims=True)
+            # argpartition picks arbitrarily among entries tied with the k-th; redo the rows where some tied
+            # entry was left out, so that ties are filled in id order
+            for row in np.flatnonzero((scores >= kth).sum(axis=1) > take):
+                candidates = np.flatnonzero(scores[row] >= kth[row, 0])
+                best = np.lexsort((ids[candidates], -scores[row, candidates]))[:take]
+                chosen[row] = candidates[best]
+        else:
+            chosen = np.broadcast_to(np.arange(n), (m, n))
+        chosen_scores = np.take_along_axis(scores, chosen, axis=1)
+        chosen_ids = ids[chosen]
+        order = np.lexsort((chosen_ids, -chosen_scores), axis=-1)
+        out_ids[:, :take] = np.take_along_axis(chosen_ids, order, axis=1)
+        out_scores[:, :take] = np.take_along_axis(chosen_scores, order, axis=1)
         return out_ids, out_scores
     maxima = scores[:, : blocks * _BLOCK].reshape(m, blocks, _BLOCK).max(axis=2)
     thresholds = np.partition(maxima, blocks - take, axis=1)[:, blocks - take]
@@ -233,18 +246,33 @@ class IVFIndex:
         if not isinstance(probes, (int, np.integer)) or not 1 <= probes <= self.lists:
             raise ValueError(f"probes must be between 1 and the number of lists ({self.lists}), got {probes!r}")
         q = _queries(queries, self.dimension)
-        nearest = np.argsort(-(q @ self.centroids.T), axis=1, kind="stable")[:, :probes]
-        ids = np.full((q.shape[0], k), -1, dtype=np.int64)
-        scores = np.full((q.shape[0], k), -np.inf, dtype=np.float32)
-        cost = np.empty(q.shape[0], dtype=np.int64)
-        for row in range(q.shape[0]):
-            starts, ends = self.offsets[nearest[row]], self.offsets[nearest[row] + 1]
-            # each list is a contiguous slice: score it in place, without copying the vectors
-            row_scores = np.concatenate([self.vectors[a:b] @ q[row] for a, b in zip(starts, ends)])
-            row_ids = np.concatenate([self.order[a:b] for a, b in zip(starts, ends)])
-            best_ids, best_scores = _top_rows(row_scores[None, :], row_ids, k)
-            ids[row], scores[row] = best_ids[0], best_scores[0]
-            cost[row] = self.lists + row_scores.size
+        m = q.shape[0]
+        nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[:, :probes]
+        # Work list by list rather than query by query: every query that probes list l is scored against it
+        # in one matrix product, and keeps its k best from that list; then each query merges its p lists.
+        pair_lists = nearest.ravel()
+        pair_rows = np.repeat(np.arange(m), probes)
+        pair_slots = np.tile(np.arange(probes), m)
+        by_list = np.argsort(pair_lists, kind="stable")
+        starts = np.searchsorted(pair_lists[by_list], np.arange(self.lists + 1))
+        candidate_ids = np.full((m, probes, k), -1, dtype=np.int64)
+        candidate_scores = np.full((m, probes, k), -np.inf, dtype=np.float32)
+        for l in np.flatnonzero(np.diff(starts)):
+            pairs = by_list[starts[l] : starts[l + 1]]
+            a, b = self.offsets[l], self.offsets[l + 1]
+            if a == b:
+                continue
+            rows = pair_rows[pairs]
+            best_ids, best_scores = _top_rows(q[rows] @ self.vectors[a:b].T, self.order[a:b], k)
+            candidate_ids[rows, pair_slots[pairs]] = best_ids
+            candidate_scores[rows, pair_slots[pairs]] = best_scores
+        flat_ids = candidate_ids.reshape(m, probes * k)
+        flat_scores = candidate_scores.reshape(m, probes * k)
+        # padding (id -1, score -inf) sorts last; real ids are distinct across lists
+        order = np.lexsort((np.where(flat_ids < 0, np.iinfo(np.int64).max, flat_ids), -flat_scores), axis=-1)[:, :k]
+        ids = np.take_along_axis(flat_ids, order, axis=1)
+        scores = np.take_along_axis(flat_scores, order, axis=1)
+        cost = self.lists + self.list_sizes[nearest].sum(axis=1)
         return SearchResult(ids, scores, cost)
 
     @property
