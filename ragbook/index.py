@@ -11,6 +11,7 @@ vocabulary or the statistics: a query term the chunks do not contain simply has 
 """
 from __future__ import annotations
 
+from itertools import chain
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -31,19 +32,20 @@ class InvertedIndex:
         if len(token_lists) == 0:
             raise ValueError("cannot index an empty collection: there are no chunks")
         self.analyzer = analyzer
-        vocabulary: dict[str, int] = {}
-        term_ids: list[int] = []
-        lengths = np.empty(len(token_lists), dtype=np.int64)
-        for position, tokens in enumerate(token_lists):
-            if isinstance(tokens, str):
-                raise TypeError("token_lists must hold lists of terms, not strings; use InvertedIndex.from_texts")
-            lengths[position] = len(tokens)
-            setdefault = vocabulary.setdefault
-            term_ids.extend(setdefault(t, len(vocabulary)) for t in tokens)
-        terms = np.fromiter(term_ids, dtype=np.int64, count=len(term_ids))
+        if any(isinstance(tokens, str) for tokens in token_lists):
+            raise TypeError("token_lists must hold lists of terms, not strings; use InvertedIndex.from_texts")
+        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+        # Term ids in order of first appearance, then one id per token, without a Python list in between.
+        vocabulary = {t: i for i, t in enumerate(dict.fromkeys(chain.from_iterable(token_lists)))}
+        terms = np.fromiter(map(vocabulary.__getitem__, chain.from_iterable(token_lists)), dtype=np.int64,
+                            count=int(lengths.sum()))
         docs = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
         # One (term, chunk) key per token; unique keys sorted by term then chunk give the postings in order.
-        keys, counts = np.unique(terms * len(token_lists) + docs, return_counts=True)
+        terms *= len(token_lists)
+        terms += docs
+        del docs
+        keys, counts = np.unique(terms, return_counts=True)
+        del terms
         posting_terms = keys // len(token_lists)
         self.doc_ids = (keys % len(token_lists)).astype(np.int32)
         self.counts = counts.astype(np.min_scalar_type(int(counts.max())) if counts.size else np.uint8)
