@@ -18,6 +18,8 @@ import sys
 
 sys.dont_write_bytecode = True  # "writes nothing into the project": no __pycache__ either
 
+from report import load, note, table, verdict  # noqa: E402  (the benchmarks' shared printing helpers)
+
 import argparse
 import gc
 import os
@@ -63,35 +65,8 @@ PUBLISHED = [
 # --- printing ----------------------------------------------------------------------------------------
 
 
-def table(headers: list[str], rows: list[list[object]], title: str | None = None) -> None:
-    cells = [[str(h) for h in headers]] + [[fmt(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    if title:
-        print(title)
-    line = "  ".join("-" * w for w in widths)
-    for n, row in enumerate(cells):
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if n == 0:
-            print(line)
-    print()
 
 
-def fmt(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        if value == 0:
-            return "0"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        if abs(value) >= 100:
-            return f"{value:.1f}"
-        if abs(value) >= 1:
-            return f"{value:.3f}"
-        return f"{value:.4f}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
 
 
 def mib(n: float | None) -> float | None:
@@ -102,12 +77,8 @@ def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}x"
 
 
-def verdict(met: bool) -> str:
-    return "MET" if met else "MISSED"
 
 
-def note(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 # --- measuring ---------------------------------------------------------------------------------------
@@ -637,11 +608,6 @@ def part3(sizes, bm25s_mode, scifact_rank_build_per_token, budget=SYNTHETIC_BUDG
 # --- main --------------------------------------------------------------------------------------------
 
 
-def load() -> str:
-    try:
-        return ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "unknown"
 
 
 def machine() -> None:

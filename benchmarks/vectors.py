@@ -27,6 +27,8 @@ import sys
 
 sys.dont_write_bytecode = True  # "writes nothing into the project": no __pycache__ either
 
+from report import load, note, table, verdict  # noqa: E402  (the benchmarks' shared printing helpers)
+
 import argparse
 import gc
 import os
@@ -61,47 +63,16 @@ RECALL_TARGET = 0.02  # |recall ragbook - recall faiss| at equal probes
 # --- printing ----------------------------------------------------------------------------------------
 
 
-def table(headers: list[str], rows: list[list[object]], title: str | None = None) -> None:
-    cells = [[str(h) for h in headers]] + [[fmt(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    if title:
-        print(title)
-    for n, row in enumerate(cells):
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
-    print()
 
 
-def fmt(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        if value == 0:
-            return "0"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        if abs(value) >= 100:
-            return f"{value:.1f}"
-        if abs(value) >= 1:
-            return f"{value:.3f}"
-        return f"{value:.4f}"
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    return str(value)
 
 
 def ratio(a: float | None, b: float | None) -> str | None:
     return None if a is None or b is None or b == 0 else f"{a / b:.2f}x"
 
 
-def verdict(met: bool) -> str:
-    return "MET" if met else "MISSED"
 
 
-def note(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def heading(text: str) -> None:
@@ -191,11 +162,6 @@ def blas_threads() -> tuple[int | None, list[dict]]:
     return (numpy_blas[0]["num_threads"] if numpy_blas else None), info
 
 
-def load() -> str:
-    try:
-        return ", ".join(f"{v:.2f}" for v in os.getloadavg())
-    except (AttributeError, OSError):
-        return "unknown"
 
 
 def cpu_seconds() -> tuple[float, float] | None:
