@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 from .documents import Document, Section
 from .text import split_sentences
@@ -276,8 +276,7 @@ def _paragraph_ranges(document: Document, start: int, end: int) -> list[tuple[in
     return ranges
 
 
-def _recursive(document: Document, section: Section, start: int, end: int, level: int, max_words: int,
-               headers: bool) -> list[tuple[int, int]]:
+def _recursive(document: Document, start: int, end: int, level: int, max_words: int) -> list[tuple[int, int]]:
     """Ranges of at most ``max_words`` words covering [start, end): split by the next finer separator."""
     if len(document.text[start:end].split()) <= max_words:
         return [(start, end)]
@@ -290,7 +289,7 @@ def _recursive(document: Document, section: Section, start: int, end: int, level
         return [(w[0][0], w[-1][1]) for w in (words[i : i + max_words] for i in range(0, len(words), max_words))]
     ranges = []
     for piece_start, piece_end in pieces:
-        ranges += _recursive(document, section, piece_start, piece_end, level + 1, max_words, headers)
+        ranges += _recursive(document, piece_start, piece_end, level + 1, max_words)
     return ranges
 
 
@@ -305,6 +304,6 @@ def recursive_chunks(documents, max_words: int = 100, headers: bool = True) -> l
         for section in document.sections:
             if not section.text:
                 continue
-            pieces = _recursive(document, section, section.start, section.end, 0, max_words, headers)
+            pieces = _recursive(document, section.start, section.end, 0, max_words)
             chunks += _pack(document, section, pieces, max_words, headers)
     return _numbered(chunks)

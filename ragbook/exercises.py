@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 __all__ = ["Raises", "Case", "Exercise", "Verdict", "EXERCISES", "check", "register"]
 
