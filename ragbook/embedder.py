@@ -30,6 +30,9 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import os
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -38,6 +41,8 @@ import numpy as np
 __all__ = [
     "MiniLMEncoder",
     "load_minilm",
+    "CachedEncoder",
+    "cache_directory",
     "licences",
     "MODEL_NAME",
     "DIMENSION",
@@ -157,6 +162,11 @@ class MiniLMEncoder:
         return DIMENSION
 
     @property
+    def fingerprint(self) -> str:
+        """What fixes every vector: the model and tokenizer files (by SHA-256) and the token limit."""
+        return f"{MODEL_NAME}|{_MODEL_FILE[2]}|{_TOKENIZER_FILE[2]}|{MAX_SEQ_LENGTH}"
+
+    @property
     def max_seq_length(self) -> int:
         """At most this many tokens of a text, [CLS] and [SEP] included, are read: 256."""
         return MAX_SEQ_LENGTH
@@ -225,3 +235,85 @@ class MiniLMEncoder:
 def load_minilm() -> MiniLMEncoder:
     """The shared :class:`MiniLMEncoder`, built on the first call (about a second) and kept."""
     return MiniLMEncoder()
+
+
+def cache_directory() -> Path:
+    """Where :class:`CachedEncoder` keeps vectors: ``$RAGBOOK_CACHE``, else ``$XDG_CACHE_HOME/ragbook``,
+    else ``~/.cache/ragbook``."""
+    if os.environ.get("RAGBOOK_CACHE"):
+        return Path(os.environ["RAGBOOK_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ragbook"
+
+
+class CachedEncoder:
+    """An encoder whose ``encode(texts)`` of a whole collection is computed once and then read from disk.
+
+    Embedding the 377 chunks of the bundled corpus takes the MiniLM encoder about 13 s; reading them back
+    takes milliseconds. The file is named by the SHA-256 of the encoder's ``fingerprint`` and of every text,
+    so any change to a text, to the model or to the order gives a new file and never stale vectors. A file
+    that cannot be read, or holds an array of the wrong shape, is reported on standard error and replaced.
+    ``encode_queries`` is not cached: a question is one short text.
+    """
+
+    def __init__(self, encoder, directory: str | Path | None = None):
+        fingerprint = getattr(encoder, "fingerprint", None)
+        if not isinstance(fingerprint, str) or not fingerprint:
+            raise TypeError("CachedEncoder needs an encoder with a 'fingerprint' string that names its model")
+        self.encoder = encoder
+        self.fingerprint = fingerprint
+        self.directory = Path(directory) if directory is not None else cache_directory()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def dimension(self) -> int | None:
+        return getattr(self.encoder, "dimension", None)
+
+    def path_for(self, texts: Sequence[str]) -> Path:
+        digest = hashlib.sha256(self.fingerprint.encode())
+        for text in texts:
+            data = text.encode("utf-8")
+            digest.update(len(data).to_bytes(8, "little"))
+            digest.update(data)
+        return self.directory / f"vectors-{digest.hexdigest()}.npy"
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("encode expects a sequence of str, got a single string; wrap it in a list")
+        texts = list(texts)
+        path = self.path_for(texts)
+        if path.exists():
+            try:
+                vectors = np.load(path, allow_pickle=False)
+            except (OSError, ValueError) as error:
+                print(f"ragbook: the cached vectors in {path} are unreadable ({error}); computing them again",
+                      file=sys.stderr)
+            else:
+                width = self.dimension
+                if (vectors.ndim == 2 and vectors.shape[0] == len(texts) and vectors.dtype == np.float32
+                        and (width is None or vectors.shape[1] == width)):
+                    self.hits += 1
+                    return vectors
+                print(f"ragbook: the cached vectors in {path} are a {vectors.dtype} array of shape "
+                      f"{vectors.shape}, expected float32 with {len(texts)} rows of {width or 'any'} "
+                      f"columns; computing them again", file=sys.stderr)
+        self.misses += 1
+        vectors = np.asarray(self.encoder.encode(texts), dtype=np.float32)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        handle, scratch = tempfile.mkstemp(dir=self.directory, suffix=".npy")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                np.save(stream, vectors, allow_pickle=False)
+            os.replace(scratch, path)  # atomic: a reader never sees half a file
+        except BaseException:
+            Path(scratch).unlink(missing_ok=True)
+            raise
+        return vectors
+
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        encode = getattr(self.encoder, "encode_queries", self.encoder.encode)
+        return encode(queries)
+
+    def __repr__(self) -> str:
+        return f"CachedEncoder({self.encoder!r}, directory={str(self.directory)!r})"

@@ -3,6 +3,8 @@
 - :class:`ScriptedGenerator` replays fixed replies, so tests are deterministic and need no model.
 - :class:`ExtractiveGenerator` answers with the source sentence that covers most of the question's idf
   weight, cites it, and abstains below a threshold: a reader, not a writer, and entirely offline.
+- :class:`SemanticExtractiveGenerator` does the same with a sentence embedder's cosine in place of word
+  overlap, so that a paraphrase can be read.
 - :class:`TrigramModel` is a small language model trained on the corpus: it completes text from memory
   and reports its token probabilities, and can be conditioned on retrieved chunks.
 - :class:`ChatClient` sends the prompt to a model that speaks the chat-completions protocol.
@@ -21,6 +23,8 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from .prompts import Prompt
 from .text import analyze, split_sentences
 
@@ -28,6 +32,7 @@ __all__ = [
     "ABSTAIN",
     "ScriptedGenerator",
     "ExtractiveGenerator",
+    "SemanticExtractiveGenerator",
     "TrigramModel",
     "ConditionedModel",
     "ChatClient",
@@ -109,13 +114,69 @@ class ExtractiveGenerator:
         return sorted(scored, key=lambda s: (-s.coverage, -s.own))  # stable: remaining ties keep their order
 
     def __call__(self, prompt: Prompt) -> str:
-        scored = self.score(prompt)
-        if not scored or scored[0].coverage < self.threshold:
-            return ABSTAIN
-        best = scored[0]
-        sentence = best.sentence.rstrip()
-        end = sentence[-1] if sentence[-1] in ".!?" else "."
-        return f"{sentence.rstrip('.!?')} [{best.source}]{end}"
+        return _best_or_abstain(self.score(prompt), self.threshold)
+
+
+def _best_or_abstain(scored: Sequence[ScoredSentence], threshold: float) -> str:
+    """The first sentence with its citation before the final stop, or :data:`ABSTAIN` below ``threshold``."""
+    if not scored or scored[0].coverage < threshold:
+        return ABSTAIN
+    best = scored[0]
+    sentence = best.sentence.rstrip()
+    end = sentence[-1] if sentence[-1] in ".!?" else "."
+    return f"{sentence.rstrip('.!?')} [{best.source}]{end}"
+
+
+class SemanticExtractiveGenerator:
+    """Answer with the source sentence closest in meaning to the question, cite it, or abstain.
+
+    Each sentence is scored by the cosine between the embeddings of the question and of
+    ``"<source label>: <sentence>"`` (the label says which article a sentence such as "The planet travels
+    around the Sun..." is about); a question that asks for a quantity or a date loses half a point on a
+    sentence without a number, as in :class:`ExtractiveGenerator`. ``rewrite`` (for example a
+    :class:`~ragbook.glossary.Glossary`) turns the question into the text that is embedded. Below
+    ``threshold`` the generator abstains with :data:`ABSTAIN`. Ties keep source and sentence order.
+
+    ``encoder`` is anything with ``encode(texts)`` returning unit row vectors, such as
+    :func:`~ragbook.embedder.load_minilm`; sentence vectors are remembered between calls.
+    """
+
+    def __init__(self, encoder, threshold: float = 0.5, rewrite: Callable[[str], str] | None = None):
+        if not -1 <= threshold <= 1:
+            raise ValueError(f"the threshold is a cosine and must lie in [-1, 1], got {threshold}")
+        self.encoder = encoder
+        self.threshold = threshold
+        self.rewrite = rewrite
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if new:
+            if len(self._vectors) + len(new) > 100_000:
+                self._vectors.clear()
+            for text, vector in zip(new, np.asarray(self.encoder.encode(new), dtype=np.float64)):
+                self._vectors[text] = vector
+        return np.array([self._vectors[t] for t in texts])
+
+    def score(self, prompt: Prompt) -> list[ScoredSentence]:
+        """Every source sentence with its score (cosine, less the number penalty), best first."""
+        items = [(source.number, f"{source.label}: {s.text}", s.text)
+                 for source in prompt.sources for s in split_sentences(source.text)]
+        if not items:
+            return []
+        question = self.rewrite(prompt.question) if self.rewrite else prompt.question
+        encode_query = getattr(self.encoder, "encode_queries", self.encoder.encode)
+        query = np.asarray(encode_query([question]), dtype=np.float64)[0]
+        cosines = self._encode([shown for _, shown, _ in items]) @ query
+        needs_number = bool(_NEEDS_NUMBER.match(prompt.question))
+        scored = []
+        for (number, _, sentence), cosine in zip(items, cosines):
+            penalty = 0.5 if needs_number and not _HAS_NUMBER.search(sentence) else 0.0
+            scored.append(ScoredSentence(number, sentence, float(cosine) - penalty, float(cosine)))
+        return sorted(scored, key=lambda s: -s.coverage)  # stable: ties keep their order
+
+    def __call__(self, prompt: Prompt) -> str:
+        return _best_or_abstain(self.score(prompt), self.threshold)
 
 
 # ---- trigram ----------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from .verification import CITATION, ClaimCheck, check_answer
 __all__ = [
     "RETRIEVERS",
     "CHUNKERS",
+    "READERS",
     "Retrieved",
     "Answer",
     "make_chunks",
@@ -38,6 +39,10 @@ __all__ = [
 
 RETRIEVERS = ("bm25", "tfidf", "lsa", "embedder", "hybrid")
 CHUNKERS = ("sentences", "windows", "sections", "recursive")
+READERS = ("lexical", "semantic")
+# The readers' default abstention thresholds: a coverage share, and a cosine (chapter 14 measures both).
+LEXICAL_THRESHOLD = 0.5
+SEMANTIC_THRESHOLD = 0.55
 
 
 @dataclass(frozen=True)
@@ -85,11 +90,12 @@ def make_chunks(documents: Sequence[Document], chunker: str = "sentences", words
 
 
 def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, lists: int | None = None,
-                   probes: int = 1, depth: int = 50):
+                   probes: int = 1, depth: int = 50, cache: bool = False):
     """A retriever over the chunks' indexed text: one of :data:`RETRIEVERS`.
 
     ``lsa`` and ``embedder`` are dense (exact search, or IVF with ``lists`` and ``probes``); ``hybrid`` fuses
-    BM25 with the MiniLM embedder by reciprocal rank fusion of their top ``depth``.
+    BM25 with the MiniLM embedder by reciprocal rank fusion of their top ``depth``. With ``cache`` the
+    MiniLM vectors of the chunks are kept on disk (:class:`~ragbook.embedder.CachedEncoder`).
     """
     texts = [c.indexed_text for c in chunks]
     if name == "bm25":
@@ -105,9 +111,10 @@ def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, li
             from .lsa import LSA
 
             return DenseRetriever(LSA(texts, dimensions), texts, lists=lists, probes=probes)
-        from .embedder import load_minilm
+        from .embedder import CachedEncoder, load_minilm
 
-        dense = DenseRetriever(load_minilm(), texts, lists=lists, probes=probes)
+        encoder = CachedEncoder(load_minilm()) if cache else load_minilm()
+        dense = DenseRetriever(encoder, texts, lists=lists, probes=probes)
         if name == "embedder":
             return dense
         from .fusion import HybridRetriever
@@ -126,12 +133,15 @@ def idf_lookup(chunks: Sequence[Chunk]) -> Callable[[str], float]:
 def answer_question(question: str, chunks: Sequence[Chunk], documents: Sequence[Document], retriever,
                     generator: Callable[[Prompt], str], k: int = 5, budget: int | None = None,
                     count: Callable[[str], int] = count_tokens, allowed: Iterable[int] | None = None,
-                    threshold: float = 0.75) -> Answer:
+                    threshold: float = 0.75, rewrite: Callable[[str], str] | None = None) -> Answer:
     """Retrieve the top k chunks, build the prompt (packed into ``budget`` tokens if given), generate, check.
 
-    ``allowed`` restricts retrieval to the chunks a user may read, before ranking (chapter 15).
+    ``allowed`` restricts retrieval to the chunks a user may read, before ranking (chapter 15). ``rewrite``
+    (a :class:`~ragbook.glossary.Glossary`, say) turns the question into the retrieval query; the prompt
+    keeps the question as asked. ``threshold`` is the support share each claim needs (chapter 12).
     """
-    hits = retriever.search(question, k, allowed=None if allowed is None else list(allowed))
+    query = rewrite(question) if rewrite is not None else question
+    hits = retriever.search(query, k, allowed=None if allowed is None else list(allowed))
     chosen = [chunks[i] for i, _ in hits]
     sources = sources_from_chunks(chosen, documents)
     prompt = pack_prompt(question, sources, budget, count) if budget is not None else build_prompt(question, sources)
@@ -147,19 +157,29 @@ class RAGPipeline:
     """index(documents, names) -> number of chunks; query(question, k) -> answer, prompt and retrieved chunks.
 
     Configured with any of the book's chunkers (:data:`CHUNKERS`), retrievers (:data:`RETRIEVERS`) and
-    generators (by default the offline extractive generator with its abstention ``threshold``).
+    generators. Without a ``generator`` the offline reader named by ``reader`` answers (:data:`READERS`:
+    ``lexical`` is :class:`~ragbook.generators.ExtractiveGenerator`, ``semantic`` is
+    :class:`~ragbook.generators.SemanticExtractiveGenerator` with MiniLM); ``threshold`` is the reader's
+    abstention threshold (coverage for the lexical reader, 0.5 if not given; cosine for the semantic one,
+    0.55 if not given). ``glossary`` (any question rewrite) shapes the retrieval query and the semantic
+    reader's question; ``cache`` keeps MiniLM chunk vectors on disk between runs.
     """
 
     def __init__(self, chunker: str = "sentences", words: int = 100, overlap: int = 0, retriever: str = "bm25",
                  generator: Callable[[Prompt], str] | None = None, k: int = 5, dimensions: int = 128,
-                 lists: int | None = None, probes: int = 1, threshold: float = 0.5, headers: bool = True):
+                 lists: int | None = None, probes: int = 1, threshold: float | None = None, headers: bool = True,
+                 reader: str = "lexical", glossary: Callable[[str], str] | None = None, cache: bool = False):
         if chunker not in CHUNKERS:
             raise ValueError(f"unknown chunker {chunker!r}; choose one of {', '.join(CHUNKERS)}")
         if retriever not in RETRIEVERS:
             raise ValueError(f"unknown retriever {retriever!r}; choose one of {', '.join(RETRIEVERS)}")
+        if reader not in READERS:
+            raise ValueError(f"unknown reader {reader!r}; choose one of {', '.join(READERS)}")
         self.chunker, self.words, self.overlap, self.headers = chunker, words, overlap, headers
         self.retriever_name, self.dimensions, self.lists, self.probes = retriever, dimensions, lists, probes
         self.generator, self.k, self.threshold = generator, k, threshold
+        self.reader, self.glossary, self.cache = reader, glossary, cache
+        self.reader_threshold: float | None = None  # the offline reader's threshold, once indexed
         self.documents: list[Document] = []
         self.chunks: list[Chunk] = []
         self.retriever = None
@@ -181,9 +201,17 @@ class RAGPipeline:
             raise ValueError("two documents have the same name")
         self.documents = parsed
         self.chunks = make_chunks(parsed, self.chunker, self.words, self.overlap, self.headers)
-        self.retriever = make_retriever(self.retriever_name, self.chunks, self.dimensions, self.lists, self.probes)
-        if self.generator is None:
-            self._generate = ExtractiveGenerator(idf_lookup(self.chunks), self.threshold)
+        self.retriever = make_retriever(self.retriever_name, self.chunks, self.dimensions, self.lists, self.probes,
+                                        cache=self.cache)
+        if self.generator is None and self.reader == "semantic":
+            from .embedder import load_minilm
+            from .generators import SemanticExtractiveGenerator
+
+            self.reader_threshold = SEMANTIC_THRESHOLD if self.threshold is None else self.threshold
+            self._generate = SemanticExtractiveGenerator(load_minilm(), self.reader_threshold, rewrite=self.glossary)
+        elif self.generator is None:
+            self.reader_threshold = LEXICAL_THRESHOLD if self.threshold is None else self.threshold
+            self._generate = ExtractiveGenerator(idf_lookup(self.chunks), self.reader_threshold)
         else:
             self._generate = self.generator
         return len(self.chunks)
@@ -193,7 +221,7 @@ class RAGPipeline:
         if self.retriever is None:
             raise RuntimeError("nothing is indexed yet: call index(documents) first")
         return answer_question(question, self.chunks, self.documents, self.retriever, self._generate,
-                               k or self.k, budget, allowed=allowed)
+                               k or self.k, budget, allowed=allowed, rewrite=self.glossary)
 
     def query(self, question: str, k: int | None = None) -> dict:
         """The tutorial shape: question, answer, prompt, and retrieved chunks with source, score and index."""

@@ -1,0 +1,73 @@
+"""Query rewriting with a glossary: the definitions a retriever and a reader do not know (chapter 14).
+
+"How long is a year on Venus?" shares no content word with "The planet travels around the Sun once every
+224.7 Earth days". A language model bridges the two because it learnt in pretraining that a planet's year
+is the time it takes to orbit the Sun once; BM25 cannot, and a small sentence embedder ranks the sentence
+about Venus's 117-day *solar day* closer to the question, since "year" and "day" sit near each other in
+its space. A glossary supplies that piece of knowledge explicitly, the oldest form of query expansion: each
+glossed term of the question has its definition appended,
+
+    "How long is a year on Venus?"  ->  "How long is a year on Venus? (year: the time to orbit the Sun once)"
+
+and the rewritten text is what the retriever and the reader compare with the chunks. The prompt keeps the
+question as asked. Terms are matched after :func:`~ragbook.text.analyze`, so "Year" and "year" are one
+term, and a question without a glossed term is returned unchanged.
+"""
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping
+
+from .text import analyze
+
+__all__ = ["Glossary", "ASTRONOMY"]
+
+
+class Glossary:
+    """Definitions of single terms, appended to a question that uses them.
+
+    ``definitions`` maps a term (one word that the analyzer keeps, such as ``"year"``) to a non-empty
+    definition. ``glossary(question)`` returns the question with ``(term: definition; ...)`` appended for
+    the glossed terms it contains, in the order they occur.
+    """
+
+    def __init__(self, definitions: Mapping[str, str]):
+        if not definitions:
+            raise ValueError("a glossary needs at least one definition")
+        checked: dict[str, str] = {}
+        for term, definition in definitions.items():
+            if not isinstance(term, str) or analyze(term) != [term]:
+                raise ValueError(f"a glossary term must be one lowercase word that the analyzer keeps "
+                                 f"(not a stopword, no punctuation), got {term!r}")
+            if not isinstance(definition, str) or not definition.strip():
+                raise ValueError(f"the definition of {term!r} is empty")
+            checked[term] = " ".join(definition.split())
+        self.definitions = MappingProxyType(checked)
+
+    def terms_in(self, question: str) -> list[str]:
+        """The glossed terms of ``question``, each once, in order of first occurrence."""
+        return [t for t in dict.fromkeys(analyze(question)) if t in self.definitions]
+
+    def __call__(self, question: str) -> str:
+        if not isinstance(question, str):
+            raise TypeError(f"a question is a str, got {type(question).__name__}")
+        found = self.terms_in(question)
+        if not found:
+            return question
+        notes = "; ".join(f"{t}: {self.definitions[t]}" for t in found)
+        return f"{question.rstrip()} ({notes})"
+
+    def __len__(self) -> int:
+        return len(self.definitions)
+
+    def __repr__(self) -> str:
+        return f"Glossary({dict(self.definitions)!r})"
+
+
+# The definitions the bundled corpus needs, stated as an astronomer would. They were written with the
+# book's labelled questions in view, so what they gain on those questions is an upper bound (chapter 14).
+ASTRONOMY = Glossary({
+    "year": "the time to orbit the Sun once",
+    "day": "the time from one noon to the next",
+    "old": "how long ago it formed",
+})

@@ -1,0 +1,193 @@
+"""Reading a paraphrase: the glossary, the semantic reader and the on-disk vector cache (chapter 14)."""
+import io
+import re
+
+import numpy as np
+import pytest
+
+from ragbook.cli import main
+from ragbook.documents import load_corpus
+from ragbook.embedder import CachedEncoder, cache_directory
+from ragbook.generators import ABSTAIN, SemanticExtractiveGenerator
+from ragbook.glossary import ASTRONOMY, Glossary
+from ragbook.labels import load_questions
+from ragbook.pipeline import quotes_evidence
+from ragbook.prompts import build_prompt
+
+
+# ---- glossary -----------------------------------------------------------------------------------------
+def test_glossary_appends_the_definitions_of_the_terms_it_finds():
+    glossary = Glossary({"year": "the time to orbit the Sun once", "day": "noon to noon"})
+    assert glossary("How long is a year on Venus?") == "How long is a year on Venus? (year: the time to orbit the Sun once)"
+    # matched after the analyzer (case folded), each term once, in the order of the question
+    assert glossary("A DAY or a Year? And a day?") == "A DAY or a Year? And a day? (day: noon to noon; year: the time to orbit the Sun once)"
+    assert glossary("Who discovered Triton?") == "Who discovered Triton?"  # nothing to gloss: unchanged
+    assert glossary.terms_in("years and days") == []  # no stemming: "years" is not "year"
+    assert len(ASTRONOMY) == 3 and "year" in ASTRONOMY.definitions
+
+
+@pytest.mark.parametrize("definitions, message", [
+    ({}, "at least one definition"),
+    ({"the": "an article"}, "one lowercase word"),        # a stopword never reaches the analyzer's output
+    ({"solar day": "noon to noon"}, "one lowercase word"),  # two words
+    ({"Year": "orbit"}, "one lowercase word"),
+    ({"year": "   "}, "is empty"),
+])
+def test_glossary_refuses_what_it_cannot_match(definitions, message):
+    with pytest.raises(ValueError, match=message):
+        Glossary(definitions)
+    with pytest.raises(TypeError, match="a question is a str"):
+        ASTRONOMY(None)
+
+
+# ---- the semantic reader, with an encoder whose vectors are set by hand ---------------------------------
+class HandEncoder:
+    """Maps each known text to a fixed unit vector; records what it was asked to encode."""
+
+    def __init__(self, table):
+        self.table = {text: np.asarray(v, dtype=np.float64) / np.linalg.norm(v) for text, v in table.items()}
+        self.seen = []
+
+    def encode(self, texts):
+        self.seen.extend(texts)
+        return np.array([self.table[t] for t in texts])
+
+
+SOURCES = [("Venus, Orbit", "It orbits the Sun every 224.7 days. Its orbit is round."),
+           ("Venus, Rotation", "A solar day lasts 117 days.")]
+QUESTION = "How long is a year on Venus?"
+
+
+def hand_encoder(question_text):
+    return HandEncoder({
+        question_text: [1, 0, 0],
+        "Venus, Orbit: It orbits the Sun every 224.7 days.": [3, 4, 0],   # cosine 3/5 = 0.6
+        "Venus, Orbit: Its orbit is round.": [4, 3, 0],                   # 0.8, but no number
+        "Venus, Rotation: A solar day lasts 117 days.": [1, 1, 0],        # 1/sqrt(2) = 0.7071
+    })
+
+
+def test_semantic_reader_scores_by_cosine_with_the_number_penalty():
+    encoder = hand_encoder(QUESTION)
+    reader = SemanticExtractiveGenerator(encoder, threshold=0.5)
+    prompt = build_prompt(QUESTION, SOURCES)
+    scored = reader.score(prompt)
+    assert [(s.source, round(s.coverage, 4)) for s in scored] == [(2, 0.7071), (1, 0.6), (1, 0.3)]  # 0.8 - 0.5
+    assert reader(prompt) == "A solar day lasts 117 days [2]."
+    # every sentence is embedded behind its source label
+    assert "Venus, Orbit: Its orbit is round." in encoder.seen and "Its orbit is round." not in encoder.seen
+
+
+def test_semantic_reader_embeds_the_rewritten_question_and_abstains_below_threshold():
+    glossary = Glossary({"year": "one orbit"})
+    rewritten = glossary(QUESTION)
+    table = hand_encoder(rewritten).table
+    table[rewritten] = np.array([0.6, 0.8, 0.0])  # now closest to the orbit sentence: 0.6*0.6 + 0.8*0.8 = 1.0
+    encoder = HandEncoder({})
+    encoder.table = table
+    reader = SemanticExtractiveGenerator(encoder, threshold=0.5, rewrite=glossary)
+    prompt = build_prompt(QUESTION, SOURCES)
+    assert reader(prompt) == "It orbits the Sun every 224.7 days [1]."
+    assert rewritten in encoder.seen and QUESTION not in encoder.seen
+    # the rotation sentence alone: cosine (0.6 + 0.8) / sqrt(2) = 0.98995, just below 0.99
+    only_rotation = build_prompt(QUESTION, SOURCES[1:])
+    assert SemanticExtractiveGenerator(encoder, threshold=0.99, rewrite=glossary)(only_rotation) == ABSTAIN
+    assert SemanticExtractiveGenerator(encoder, threshold=0.98, rewrite=glossary)(only_rotation) != ABSTAIN
+    with pytest.raises(ValueError, match="must lie in"):
+        SemanticExtractiveGenerator(encoder, threshold=1.5)
+
+
+def test_semantic_reader_embeds_each_sentence_once():
+    encoder = hand_encoder(QUESTION)
+    reader = SemanticExtractiveGenerator(encoder)
+    prompt = build_prompt(QUESTION, SOURCES)
+    reader(prompt)
+    reader(prompt)
+    sentences = [t for t in encoder.seen if t != QUESTION]
+    assert len(sentences) == 3 and encoder.seen.count(QUESTION) == 2
+
+
+# ---- the on-disk cache --------------------------------------------------------------------------------
+class CountingEncoder:
+    fingerprint = "counting-v1"
+    dimension = 2
+
+    def __init__(self):
+        self.calls = 0
+
+    def encode(self, texts):
+        self.calls += 1
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+
+def test_cache_computes_once_and_reads_back_the_same_vectors(tmp_path):
+    encoder = CountingEncoder()
+    cached = CachedEncoder(encoder, tmp_path)
+    first = cached.encode(["a", "bb"])
+    second = cached.encode(["a", "bb"])
+    assert encoder.calls == 1 and (cached.misses, cached.hits) == (1, 1)
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_array_equal(second, [[1, 1], [2, 1]])
+    # another order, other texts, another model: other files, never stale vectors
+    assert cached.path_for(["bb", "a"]) != cached.path_for(["a", "bb"])
+    assert cached.path_for(["a", "b"]) != cached.path_for(["a", "bb"])
+    assert cached.path_for(["ab"]) != cached.path_for(["a", "b"])  # lengths are part of the key
+    other = CountingEncoder()
+    other.fingerprint = "counting-v2"
+    assert CachedEncoder(other, tmp_path).path_for(["a", "bb"]) != cached.path_for(["a", "bb"])
+    assert len(list(tmp_path.glob("*.npy"))) == 1
+
+
+def test_cache_replaces_a_damaged_file_and_says_so(tmp_path, capsys):
+    encoder = CountingEncoder()
+    cached = CachedEncoder(encoder, tmp_path)
+    path = cached.path_for(["a", "bb"])
+    path.write_bytes(b"not an array")
+    np.testing.assert_array_equal(cached.encode(["a", "bb"]), [[1, 1], [2, 1]])
+    assert "unreadable" in capsys.readouterr().err and encoder.calls == 1
+    np.save(path, np.zeros((3, 2), dtype=np.float32))  # wrong number of rows
+    cached.encode(["a", "bb"])
+    assert "shape (3, 2)" in capsys.readouterr().err and encoder.calls == 2
+    assert cached.encode(["a", "bb"]).shape == (2, 2) and encoder.calls == 2
+
+
+def test_cache_needs_a_fingerprint_and_leaves_queries_alone(tmp_path, monkeypatch):
+    class Anonymous:
+        def encode(self, texts):
+            return np.ones((len(texts), 2), dtype=np.float32)
+
+    with pytest.raises(TypeError, match="fingerprint"):
+        CachedEncoder(Anonymous(), tmp_path)
+    encoder = CountingEncoder()
+    cached = CachedEncoder(encoder, tmp_path)
+    cached.encode_queries(["q"])
+    assert encoder.calls == 1 and not list(tmp_path.glob("*.npy"))
+    with pytest.raises(TypeError, match="single string"):
+        cached.encode("one text")
+    monkeypatch.setenv("RAGBOOK_CACHE", str(tmp_path / "here"))
+    assert cache_directory() == tmp_path / "here"
+    monkeypatch.delenv("RAGBOOK_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_directory() == tmp_path / "xdg" / "ragbook"
+
+
+# ---- the example question, end to end ---------------------------------------------------------------
+def test_the_tool_answers_the_example_question_with_its_labelled_evidence():
+    """``ragbook ask "How long is a year on Venus?"`` with the defaults quotes the labelled evidence."""
+    out = io.StringIO()
+    assert main(["ask", "How long is a year on Venus?"], out=out) == 0
+    text = out.getvalue()
+    answer = text.splitlines()[0]
+    question = next(q for q in load_questions(load_corpus()) if q.text == "How long is a year on Venus?")
+    assert "224.7" in answer and quotes_evidence(answer, question)  # the labels, written by hand, decide
+    cited = int(re.search(r"\[(\d+)\]\.?$", answer).group(1))
+    source_line = next(line for line in text.splitlines() if line.strip().startswith(f"[{cited}] score"))
+    assert "Venus, Orbit and rotation" in source_line
+    assert "checks: supported (cites [" in text
+
+
+def test_the_lexical_setup_still_fails_the_example_question():
+    out = io.StringIO()
+    assert main(["ask", "How long is a year on Venus?", "--retriever", "bm25", "--reader", "lexical",
+                 "--glossary", "none"], out=out) == 0
+    assert "224.7" not in out.getvalue().splitlines()[0]
