@@ -105,10 +105,12 @@ def _ask(args, out) -> int:
     pipeline = _pipeline(args)
     started = time.perf_counter()
     n = pipeline.index(documents)
+    indexed = time.perf_counter()
     result = pipeline.answer(args.question)
-    elapsed = time.perf_counter() - started
+    answered = time.perf_counter()
     print(result.answer, file=out)
-    print(f"\n{len(documents)} documents, {n} chunks, {_setup(args)}, top {args.k}, {elapsed:.2f} s", file=out)
+    print(f"\n{len(documents)} documents, {n} chunks, {_setup(args)}, top {args.k}; "
+          f"indexed in {indexed - started:.2f} s, answered in {answered - indexed:.2f} s", file=out)
     for r in result.retrieved:
         print(f"  [{r.rank}] score {r.score:.4f}  {r.source}  (chunk {r.chunk.id})", file=out)
     if result.abstained:
@@ -171,6 +173,9 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _ask(args, out) if args.command == "ask" else _evaluate(args, out)
-    except (ValueError, ImportError) as error:
+    except ValueError as error:
         print(f"ragbook: error: {error}", file=sys.stderr)
+        return 2
+    except ImportError as error:
+        print(f"ragbook: error: {error}\n(without the embedder: --retriever bm25 --reader lexical)", file=sys.stderr)
         return 2
