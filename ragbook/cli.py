@@ -21,7 +21,7 @@ import time
 from typing import Sequence
 
 from .documents import load_corpus, read_folder
-from .glossary import ASTRONOMY
+from .glossary import ASTRONOMY, Glossary
 from .pipeline import CHUNKERS, READERS, RETRIEVERS, RAGPipeline
 
 __all__ = ["main", "build_parser"]
@@ -56,9 +56,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retriever", choices=RETRIEVERS, default="hybrid", help="default: hybrid (BM25 + MiniLM)")
     parser.add_argument("--reader", choices=READERS, default="semantic",
                         help="semantic (MiniLM cosine) or lexical (idf coverage); default: semantic")
-    parser.add_argument("--glossary", choices=tuple(GLOSSARIES), default=None,
-                        help="definitions appended to the question (default: astronomy for the bundled corpus, "
-                             "none for --documents)")
+    parser.add_argument("--glossary", metavar="NAME|FILE", default=None,
+                        help="definitions appended to the question: astronomy, none, or a JSON file of "
+                             "term: definition pairs (default: astronomy for the bundled corpus, none for "
+                             "--documents)")
     parser.add_argument("-k", type=_positive, default=5, help="chunks put into the prompt (default: 5)")
     parser.add_argument("--dimensions", type=_positive, default=128, help="LSA dimensions (default: 128)")
     parser.add_argument("--lists", type=_positive, default=None, help="IVF lists for dense retrievers (default: exact search)")
@@ -89,7 +90,8 @@ def _pipeline(args) -> RAGPipeline:
     if args.lists is not None and args.retriever not in ("lsa", "embedder", "hybrid"):
         raise ValueError(f"--lists applies to dense retrievers (lsa, embedder, hybrid), not {args.retriever}")
     bundled = getattr(args, "documents", None) is None
-    glossary = GLOSSARIES[args.glossary or ("astronomy" if bundled else "none")]
+    choice = args.glossary or ("astronomy" if bundled else "none")
+    glossary = GLOSSARIES[choice] if choice in GLOSSARIES else Glossary.from_json(choice)
     return RAGPipeline(chunker=args.chunker, words=args.chunk_words, retriever=args.retriever, k=args.k,
                        dimensions=args.dimensions, lists=args.lists, probes=args.probes, threshold=args.threshold,
                        reader=args.reader, glossary=glossary, cache=not args.no_cache)

@@ -114,17 +114,13 @@ class ExtractiveGenerator:
         return sorted(scored, key=lambda s: (-s.coverage, -s.own))  # stable: remaining ties keep their order
 
     def __call__(self, prompt: Prompt) -> str:
-        return _best_or_abstain(self.score(prompt), self.threshold)
-
-
-def _best_or_abstain(scored: Sequence[ScoredSentence], threshold: float) -> str:
-    """The first sentence with its citation before the final stop, or :data:`ABSTAIN` below ``threshold``."""
-    if not scored or scored[0].coverage < threshold:
-        return ABSTAIN
-    best = scored[0]
-    sentence = best.sentence.rstrip()
-    end = sentence[-1] if sentence[-1] in ".!?" else "."
-    return f"{sentence.rstrip('.!?')} [{best.source}]{end}"
+        scored = self.score(prompt)
+        if not scored or scored[0].coverage < self.threshold:
+            return ABSTAIN
+        best = scored[0]
+        sentence = best.sentence.rstrip()
+        end = sentence[-1] if sentence[-1] in ".!?" else "."
+        return f"{sentence.rstrip('.!?')} [{best.source}]{end}"
 
 
 class SemanticExtractiveGenerator:
@@ -175,8 +171,8 @@ class SemanticExtractiveGenerator:
             scored.append(ScoredSentence(number, sentence, float(cosine) - penalty, float(cosine)))
         return sorted(scored, key=lambda s: -s.coverage)  # stable: ties keep their order
 
-    def __call__(self, prompt: Prompt) -> str:
-        return _best_or_abstain(self.score(prompt), self.threshold)
+    # Answering is the lexical reader's: quote the best sentence with its citation, or abstain.
+    __call__ = ExtractiveGenerator.__call__
 
 
 # ---- trigram ----------------------------------------------------------------------------------------

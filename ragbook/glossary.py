@@ -15,6 +15,8 @@ term, and a question without a glossed term is returned unchanged.
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
@@ -43,6 +45,24 @@ class Glossary:
                 raise ValueError(f"the definition of {term!r} is empty")
             checked[term] = " ".join(definition.split())
         self.definitions = MappingProxyType(checked)
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> "Glossary":
+        """A glossary from a JSON file holding one object, ``{"term": "definition", ...}``."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise ValueError(f"cannot read the glossary {path}: {error.strerror or error}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"the glossary {path} is not UTF-8 JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"the glossary {path} must hold one JSON object of term: definition pairs, "
+                             f"got a {type(data).__name__}")
+        try:
+            return cls(data)
+        except ValueError as error:
+            raise ValueError(f"the glossary {path}: {error}") from None
 
     def terms_in(self, question: str) -> list[str]:
         """The glossed terms of ``question``, each once, in order of first occurrence."""

@@ -40,6 +40,46 @@ def test_glossary_refuses_what_it_cannot_match(definitions, message):
         ASTRONOMY(None)
 
 
+def test_glossary_from_a_json_file_and_its_errors(tmp_path):
+    path = tmp_path / "terms.json"
+    path.write_text('{"refund": "money paid back"}', encoding="utf-8")
+    assert Glossary.from_json(path)("When is a refund due?") == "When is a refund due? (refund: money paid back)"
+    with pytest.raises(ValueError, match="cannot read the glossary"):
+        Glossary.from_json(tmp_path / "missing.json")
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="is not UTF-8 JSON"):
+        Glossary.from_json(path)
+    path.write_text('["refund"]', encoding="utf-8")
+    with pytest.raises(ValueError, match="one JSON object"):
+        Glossary.from_json(path)
+    path.write_text('{"refund policy": "x"}', encoding="utf-8")
+    with pytest.raises(ValueError, match="one lowercase word"):
+        Glossary.from_json(path)
+
+
+def test_cli_glossary_file_and_missing_embedder(tmp_path, capsys, monkeypatch):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "dock.md").write_text("# Dock\n\nThe dock is in bay four.\n", encoding="utf-8")
+    terms = tmp_path / "terms.json"
+    terms.write_text('{"dock": "where robots charge"}', encoding="utf-8")
+    out = io.StringIO()
+    assert main(["ask", "Where is the dock?", "--documents", str(notes), "--glossary", str(terms),
+                 "--retriever", "bm25", "--reader", "lexical"], out=out) == 0
+    assert f"glossary {terms}" in out.getvalue() and "bay four" in out.getvalue()
+    assert main(["ask", "x?", "--glossary", str(tmp_path / "nope.json")]) == 2
+    assert "cannot read the glossary" in capsys.readouterr().err
+
+    import ragbook.embedder
+
+    def missing():
+        raise ImportError("the MiniLM encoder needs onnxruntime and tokenizers")
+
+    monkeypatch.setattr(ragbook.embedder, "load_minilm", missing)
+    assert main(["ask", "Where is the dock?", "--documents", str(notes)]) == 2
+    assert "--retriever bm25 --reader lexical" in capsys.readouterr().err
+
+
 # ---- the semantic reader, with an encoder whose vectors are set by hand ---------------------------------
 class HandEncoder:
     """Maps each known text to a fixed unit vector; records what it was asked to encode."""
