@@ -558,3 +558,32 @@ register(
         ),
     )
 )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Chapter 14. A glossary rewrite: the definitions of the glossed terms of the question, appended in
+# parentheses in the order the terms occur. Terms are compared after the analyzer (lowercase, stopwords
+# dropped, no stemming). Each expected string is written out by hand.
+_YEAR = "the time to orbit the Sun once"
+register(
+    Exercise(
+        name="glossary-rewrite",
+        function_name="gloss",
+        cases=(
+            Case("the example question", ("How long is a year on Venus?", {"year": _YEAR}),
+                 f"How long is a year on Venus? (year: {_YEAR})"),
+            Case("case does not matter", ("What is a YEAR on Mars?", {"year": "Y"}), "What is a YEAR on Mars? (year: Y)"),
+            Case("two terms, in the order of the question, joined by '; '",
+                 ("Is a day longer than a year?", {"year": "Y", "day": "D"}), "Is a day longer than a year? (day: D; year: Y)"),
+            Case("a repeated term is glossed once", ("Year after year?", {"year": "Y"}), "Year after year? (year: Y)"),
+            Case("nothing to gloss: the question comes back unchanged",
+                 ("Who discovered Triton?", {"year": "Y"}), "Who discovered Triton?"),
+            Case("no stemming: 'years' is not 'year'", ("How many years?", {"year": "Y"}), "How many years?"),
+            Case("a term inside another word does not count", ("Is it a yearly event?", {"year": "Y"}),
+                 "Is it a yearly event?"),
+            Case("trailing spaces go before the parenthesis", ("How old is Ceres?  ", {"old": "O"}),
+                 "How old is Ceres? (old: O)"),
+            Case("an empty glossary is refused", ("How old is Ceres?", {}), Raises(ValueError)),
+        ),
+    )
+)

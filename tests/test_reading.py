@@ -231,3 +231,10 @@ def test_the_lexical_setup_still_fails_the_example_question():
     assert main(["ask", "How long is a year on Venus?", "--retriever", "bm25", "--reader", "lexical",
                  "--glossary", "none"], out=out) == 0
     assert "224.7" not in out.getvalue().splitlines()[0]
+
+
+def test_the_glossary_passes_its_graded_exercise():
+    from ragbook.exercises import check
+
+    verdict = check("glossary-rewrite", lambda question, definitions: Glossary(definitions)(question))
+    assert verdict and verdict.total == 9
