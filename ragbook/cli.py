@@ -89,17 +89,20 @@ def _pipeline(args) -> RAGPipeline:
         raise ValueError("--probes needs --lists (IVF); without --lists search is exact")
     if args.lists is not None and args.retriever not in ("lsa", "embedder", "hybrid"):
         raise ValueError(f"--lists applies to dense retrievers (lsa, embedder, hybrid), not {args.retriever}")
-    bundled = getattr(args, "documents", None) is None
-    choice = args.glossary or ("astronomy" if bundled else "none")
+    choice = _glossary_choice(args)
     glossary = GLOSSARIES[choice] if choice in GLOSSARIES else Glossary.from_json(choice)
     return RAGPipeline(chunker=args.chunker, words=args.chunk_words, retriever=args.retriever, k=args.k,
                        dimensions=args.dimensions, lists=args.lists, probes=args.probes, threshold=args.threshold,
                        reader=args.reader, glossary=glossary, cache=not args.no_cache)
 
 
+def _glossary_choice(args) -> str:
+    """--glossary as given, else astronomy for the bundled corpus and none for a folder of documents."""
+    return args.glossary or ("astronomy" if getattr(args, "documents", None) is None else "none")
+
+
 def _setup(args) -> str:
-    glossary = args.glossary or ("astronomy" if getattr(args, "documents", None) is None else "none")
-    return f"{args.retriever}, {args.reader} reader, glossary {glossary}"
+    return f"{args.retriever}, {args.reader} reader, glossary {_glossary_choice(args)}"
 
 
 def _ask(args, out) -> int:

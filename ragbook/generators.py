@@ -65,7 +65,9 @@ _HAS_NUMBER = re.compile(r"\d")
 
 @dataclass(frozen=True)
 class ScoredSentence:
-    """A source sentence, its coverage (label terms counting) and the part its own words cover."""
+    """A source sentence and its scores: ``coverage`` ranks it (the lexical reader's coverage with label
+    terms counting, or the semantic reader's cosine less the number penalty); ``own`` is the part the
+    sentence's own words cover (lexical) or the plain cosine (semantic)."""
 
     source: int
     sentence: str

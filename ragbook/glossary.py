@@ -2,9 +2,9 @@
 
 "How long is a year on Venus?" shares no content word with "The planet travels around the Sun once every
 224.7 Earth days". A language model bridges the two because it learnt in pretraining that a planet's year
-is the time it takes to orbit the Sun once; BM25 cannot, and a small sentence embedder ranks the sentence
-about Venus's 117-day *solar day* closer to the question, since "year" and "day" sit near each other in
-its space. A glossary supplies that piece of knowledge explicitly, the oldest form of query expansion: each
+is the time it takes to orbit the Sun once; BM25 cannot, and the MiniLM sentence embedder ranks the
+sentence about Venus's 117-day *solar day* closer to the question than the sentence about its orbit
+(chapter 14 measures both). A glossary supplies that piece of knowledge explicitly, the oldest form of query expansion: each
 glossed term of the question has its definition appended,
 
     "How long is a year on Venus?"  ->  "How long is a year on Venus? (year: the time to orbit the Sun once)"
