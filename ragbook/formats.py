@@ -289,6 +289,18 @@ def _check_trec_id(value: object, what: str) -> str:
     return text
 
 
+def _trec_rows(source: Path, layout: str) -> Iterator[tuple[str, list[str]]]:
+    """("file:line", whitespace-separated fields) for each non-empty line, which must have as many fields
+    as ``layout`` names."""
+    count = len(layout.split())
+    for number, line in _lines(source):
+        where = f"{source}:{number}"
+        fields = line.split()
+        if len(fields) != count:
+            raise ValueError(f"{where}: expected {count} fields ({layout}), got {len(fields)}")
+        yield where, fields
+
+
 def read_trec_run(path: str | os.PathLike[str]) -> dict[str, list[tuple[str, float]]]:
     """Read a TREC run file into ``{qid: [(docid, score), ...]}``, each list in trec_eval's order.
 
@@ -300,12 +312,7 @@ def read_trec_run(path: str | os.PathLike[str]) -> dict[str, list[tuple[str, flo
     """
     source = Path(path)
     run: dict[str, dict[str, float]] = {}
-    for number, line in _lines(source):
-        where = f"{source}:{number}"
-        fields = line.split()
-        if len(fields) != 6:
-            raise ValueError(f"{where}: expected 6 fields (qid Q0 docid rank score tag), got {len(fields)}")
-        qid, _, docid, rank, score, _ = fields
+    for where, (qid, _, docid, rank, score, _) in _trec_rows(source, "qid Q0 docid rank score tag"):
         _parse_int(rank, "rank", where)
         value = _parse_score(score, where)
         scored = run.setdefault(qid, {})
@@ -375,12 +382,7 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
     """
     source = Path(path)
     qrels: dict[str, dict[str, int]] = {}
-    for number, line in _lines(source):
-        where = f"{source}:{number}"
-        fields = line.split()
-        if len(fields) != 4:
-            raise ValueError(f"{where}: expected 4 fields (qid 0 docid relevance), got {len(fields)}")
-        qid, _, docid, relevance = fields
+    for where, (qid, _, docid, relevance) in _trec_rows(source, "qid 0 docid relevance"):
         value = _parse_int(relevance, "relevance", where)
         judged = qrels.setdefault(qid, {})
         if docid in judged:
