@@ -1,4 +1,5 @@
-"""Plain-text tables and notes shared by the benchmark scripts (imported from the scripts' own folder)."""
+"""Shared helpers of the benchmark scripts (imported from the scripts' own folder): plain-text tables and
+notes for the console, and the machine-readable results files (benchmarks/results/*.json)."""
 from __future__ import annotations
 
 import os
@@ -56,3 +57,132 @@ def load() -> str:
         return ", ".join(f"{v:.2f}" for v in os.getloadavg())
     except (AttributeError, OSError):
         return "unknown"
+
+
+# --- machine-readable results ------------------------------------------------------------------------
+
+RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+SCHEMA_VERSION = 1
+
+
+def load_average() -> list[float] | None:
+    """The load average (1, 5, 15 minutes) as numbers, or None where the system does not report it."""
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else platform.processor(), else '?'."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or "?"
+
+
+def memory_mib() -> float | None:
+    """Total memory of the machine in MiB (MemTotal of /proc/meminfo, else sysconf), or None."""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20, 1)
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def versions(distributions) -> dict[str, str | None]:
+    """Installed version of each distribution (None when it is not installed)."""
+    from importlib import metadata
+
+    out = {}
+    for dist in distributions:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def run_info(benchmark: str, argv: list[str] | None, arguments: dict, distributions) -> dict:
+    """The "run" block of a results file: date, command, machine, versions and the load average at start."""
+    import platform
+    from datetime import datetime, timezone
+
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:
+        available = os.cpu_count()
+    command = [".venv/bin/python", f"benchmarks/{benchmark}.py", *(sys.argv[1:] if argv is None else argv)]
+    return {
+        "benchmark": benchmark,
+        "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": command,
+        "arguments": arguments,
+        "machine": {
+            "platform": platform.platform(),
+            "cpu_model": cpu_model(),
+            "cpu_count": os.cpu_count(),
+            "cpus_available": available,
+            "memory_mib": memory_mib(),
+        },
+        "python": {"version": platform.python_version(), "implementation": platform.python_implementation()},
+        "libraries": versions(distributions),
+        "load_average_start": load_average(),
+        "load_average_end": None,
+        "duration_s": None,
+        "notes": [],
+    }
+
+
+def clean(value):
+    """``value`` with numpy scalars and arrays turned into plain JSON numbers and lists, tuples into lists,
+    dict keys into strings; NaN and infinities become None (JSON has no such numbers)."""
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return clean(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if np.isfinite(value) else None
+    return value
+
+
+def write_results(path: str, results: dict) -> None:
+    """Write ``results`` as indented JSON to ``path`` atomically: a temporary file in the same folder, then
+    os.replace, so that a reader never sees a half-written file."""
+    import json
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    text = json.dumps(clean(results), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    print(f"results written to {os.path.relpath(path)}")

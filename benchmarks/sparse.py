@@ -3,8 +3,10 @@
 Run from the project root:
 
     .venv/bin/python benchmarks/sparse.py /path/to/beir/scifact [--synthetic 100000 1000000] [--skip-synthetic]
+        [--output benchmarks/results/sparse.json | --no-output] [--note TEXT]
 
-It prints plain-text tables and writes nothing (the BEIR folder is only read; no bytecode is written):
+It prints plain-text tables and writes every figure to a JSON file (default benchmarks/results/sparse.json,
+structure in benchmarks/README.md); the BEIR folder is only read, and no bytecode is written:
 
 1. effectiveness on the BEIR test split (nDCG@10, R@100, RR@10 with ir_measures on top-1000 runs), beside
    published figures (hard-coded, taken from the dataset's PROVENANCE.md);
@@ -16,9 +18,10 @@ from __future__ import annotations
 
 import sys
 
-sys.dont_write_bytecode = True  # "writes nothing into the project": no __pycache__ either
+sys.dont_write_bytecode = True  # no __pycache__ in the project
 
-from report import load, note, table, verdict  # noqa: E402  (the benchmarks' shared printing helpers)
+from report import (  # noqa: E402  (the benchmarks' shared helpers)
+    RESULTS_DIR, load, load_average, note, run_info, table, verdict, write_results)
 
 import argparse
 import gc
@@ -281,7 +284,30 @@ def part1(folder):
         "  + bm25s ids back to token strings": t_to_strings,
     }
     table(["tokenization of the corpus, timed once", "seconds"], [[k, v] for k, v in tok.items()])
-    return doc_tokens, query_tokens, corpus_tokenized, n_tokens
+    key = {"nDCG@10": "ndcg_at_10", "R@100": "recall_at_100", "RR@10": "rr_at_10"}
+    record = {
+        "dataset": os.path.basename(os.path.normpath(folder)),
+        "split": "test",
+        "documents": len(doc_ids),
+        "queries": len(qids),
+        "judgements": judgements,
+        "run_depth": RUN_DEPTH,
+        "systems": {
+            name: {key[m]: v for m, v in res.items()}
+            for name, res in (("ragbook_analyzer", res_a), ("ragbook_bm25s_tokens", res_b), ("bm25s", res_s),
+                              ("ragbook_bm25s_tokens_count_repeats", res_d), ("rank_bm25", res_r))
+        },
+        "ragbook_count_repeats_minus_bm25s_ndcg_at_10": diff_d,
+        "ragbook_distinct_terms_minus_bm25s_ndcg_at_10": diff,
+        "queries_repeating_a_token": with_rep,
+        "queries_without_tokens": n_empty,
+        "same_top10_count_repeats_vs_bm25s": same_top10,
+        "max_relative_score_difference_top10": rel_err,
+        "published": [{"system": name, "ndcg_at_10": ndcg, "recall_at_100": rec} for name, ndcg, rec in PUBLISHED],
+        "tokenization_s": {"ragbook_analyzer": t_ragbook_tok, "bm25s_tokenize": t_bm25s_tok,
+                           "bm25s_ids_to_strings": t_to_strings},
+    }
+    return doc_tokens, query_tokens, corpus_tokenized, n_tokens, record
 
 
 # --- parts 2 and 3: speed and memory -----------------------------------------------------------------
@@ -441,7 +467,44 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
     for text, met, rat in targets:
         print(f"  {text:<42} ragbook/other = {rat:>8}  {verdict(met)}")
     print()
+    out["record"] = speed_record(out, names, n_docs, sum(map(len, doc_tokens)), n_q, repeats, bm25s_mode,
+                                 rank_note, targets)
     return out
+
+
+SYSTEM_KEYS = {  # speed() key -> results-file key, and the scale from the measured unit
+    "build": ("build_s", lambda x: x),
+    "qps10": ("queries_per_s_k10", lambda x: x),
+    "qps1000": ("queries_per_s_k1000", lambda x: x),
+    "arrays": ("index_arrays_mib", mib),
+    "arrays+idf": ("index_arrays_with_idf_mib", mib),
+    "held": ("held_after_build_mib", mib),
+    "peak": ("peak_build_mib", mib),
+}
+
+
+def speed_record(out, names, n_docs, n_tokens, n_q, repeats, bm25s_mode, rank_note, targets) -> dict:
+    """The results-file form of one speed() section: figures per system, ratios of ragbook to each other."""
+    systems = {name: {new: scale(out[name].get(old)) for old, (new, scale) in SYSTEM_KEYS.items()}
+               for name in names}
+    ratios = {}
+    for other in names[1:]:
+        ratios[f"ragbook/{other}"] = {
+            new: (None if out["ragbook"].get(old) is None or not out[other].get(old)
+                  else out["ragbook"][old] / out[other][old])
+            for old, (new, _) in SYSTEM_KEYS.items()}
+    return {
+        "documents": n_docs,
+        "tokens": n_tokens,
+        "queries": n_q,
+        "build_repeats": repeats,
+        "query_repeats": QUERY_REPEATS,
+        "bm25s_retrieval_path": bm25s_mode,
+        "systems": systems,
+        "ratios": ratios,
+        "targets": [{"target": text, "met": bool(met), "ratio": rat} for text, met, rat in targets],
+        "notes": [rank_note] if rank_note else [],
+    }
 
 
 def part2(doc_tokens, query_tokens, corpus_tokenized):
@@ -461,7 +524,11 @@ def part2(doc_tokens, query_tokens, corpus_tokenized):
     print(f"  for reference, bm25s indexing its own Tokenized ids (skipping the string -> id step): {t_ids:.3f} s "
           f"(ragbook/that = {out['ragbook']['build'] / t_ids:.2f}x)")
     print()
-    search_breakdown(doc_tokens, query_tokens)
+    breakdown = search_breakdown(doc_tokens, query_tokens)
+    record = out["record"]
+    record["bm25s_paths_queries_per_s"] = {m: {"k10": t[10], "k1000": t[1000]} for m, t in timings.items()}
+    record["bm25s_index_own_ids_build_s"] = t_ids
+    record["ragbook_search_breakdown_us_per_query"] = breakdown
     return mode, out
 
 
@@ -479,7 +546,7 @@ def search_breakdown(doc_tokens, query_tokens):
         order = np.lexsort((keep, -values))
         return keep[order], values[order]
 
-    rows = []
+    rows, breakdown = [], {}
     per_query = lambda fn: best_time(fn, 3)[0] / len(rq) * 1e6
     t_scores = per_query(lambda: [model.scores(q) for q in rq])
     for k in (10, 1000):
@@ -487,12 +554,15 @@ def search_breakdown(doc_tokens, query_tokens):
         t_top = per_query(lambda: [top_k(s, k) for s in all_scores])
         t_arrays = per_query(lambda: [arrays_only(s, k) for s in all_scores])
         rows.append([f"k={k}", t_search, t_scores, t_top, t_arrays, t_top - t_arrays])
+        breakdown[f"k{k}"] = {"search": t_search, "scores": t_scores, "top_k": t_top,
+                              "top_k_as_arrays": t_arrays, "list_of_pairs": t_top - t_arrays}
     table(["ragbook, microseconds per query", "search", "scores()", "top_k()", "  top-k as arrays",
            "  list of pairs"], rows,
           title="Diagnosis: where ragbook's BM25.search spends its time on SciFact (best of 3)")
     print("  'top-k as arrays' = top_k's own selection and ordering returning numpy arrays (as bm25s does);")
     print("  'list of pairs' = the rest of top_k: arange + copy of the candidates and the Python list of (int, float).")
     print()
+    return breakdown
 
 
 # --- part 3: synthetic corpora -----------------------------------------------------------------------
@@ -545,18 +615,21 @@ def part3(sizes, bm25s_mode, scifact_rank_build_per_token, budget=SYNTHETIC_BUDG
     print(f"builds are timed once (best of 1), at 100,000 and below best of 3; query passes always best of {QUERY_REPEATS}.")
     print()
     prev_size, prev_cost = None, None
-    results = {}
+    results, notes = {}, []
     for n in sizes:
         if prev_cost is not None:
             # one pass of every measurement scaled linearly, plus 30% (sorts, cache misses: measured 100k -> 400k)
             predicted = prev_cost * (n / prev_size) * 1.3
             if budget > 0 and predicted > budget:
                 reduced = int(n * budget / predicted) // 100_000 * 100_000
-                print(f"NOTE: {n:,} documents predicted to take {predicted:.0f} s > {budget:.0f} s on this machine; "
-                      f"reduced to {reduced:,} documents (--budget 0 runs the full size).")
+                message = (f"{n:,} documents predicted to take {predicted:.0f} s > {budget:.0f} s on this machine; "
+                           f"reduced to {reduced:,} documents (--budget 0 runs the full size).")
+                print("NOTE: " + message)
+                notes.append(message)
                 n = reduced
                 if n <= prev_size:
                     print("NOTE: nothing larger fits; stopping.")
+                    notes.append("nothing larger fits; stopped.")
                     break
         t_start = time.perf_counter()
         note(f"synthetic: generating {n:,} documents")
@@ -591,18 +664,33 @@ def part3(sizes, bm25s_mode, scifact_rank_build_per_token, budget=SYNTHETIC_BUDG
         else:
             rank_msg = f"rank_bm25 not run at {n:,} (only at 100,000)"
         clock = Clock()
-        results[n] = speed(f"synthetic {n:,}", docs, queries, bm25s_mode, repeats, rank_plan, clock)
+        out = speed(f"synthetic {n:,}", docs, queries, bm25s_mode, repeats, rank_plan, clock)
+        record = out["record"]
         if rank_msg:
             print("  " + rank_msg)
+            record["notes"].append(rank_msg)
         if rank_plan is not None:
             print(f"  rank_bm25 at {n:,}: build and the query subset timed once (best of 1).")
+            record["notes"].append(f"rank_bm25 at {n:,}: build and the query subset timed once (best of 1).")
         total = time.perf_counter() - t_start
         print(f"  section time {total:.0f} s")
+        record["generation_s"] = t_gen
+        record["section_s"] = total
+        record["load_average_end"] = load_average()
+        results[n] = record
         print()
         prev_size, prev_cost = n, clock.single_pass + t_gen
         del docs, queries
         gc.collect()
-    return results
+    return {
+        "generator": {"seed": 0, "vocabulary": VOCABULARY, "zipf_exponent": ZIPF_EXPONENT,
+                      "mean_length": MEAN_LENGTH, "queries": N_QUERIES,
+                      "query_terms": "2-6 distinct terms, drawn from the same distribution, the same for every size"},
+        "budget_s": budget,
+        "requested_sizes": list(sizes),
+        "notes": notes,
+        "sizes": {str(n): record for n, record in results.items()},
+    }
 
 
 # --- main --------------------------------------------------------------------------------------------
@@ -610,9 +698,12 @@ def part3(sizes, bm25s_mode, scifact_rank_build_per_token, budget=SYNTHETIC_BUDG
 
 
 
+DISTRIBUTIONS = ("numpy", "bm25s", "rank-bm25", "ir-measures", "pytrec-eval-terrier", "PyStemmer", "scipy", "ragbook")
+
+
 def machine() -> None:
     versions = {}
-    for dist in ("numpy", "bm25s", "rank-bm25", "ir-measures", "pytrec-eval-terrier", "PyStemmer", "scipy", "ragbook"):
+    for dist in DISTRIBUTIONS:
         try:
             versions[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -640,17 +731,37 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-synthetic", action="store_true", help="skip part 3")
     parser.add_argument("--budget", type=float, default=SYNTHETIC_BUDGET_SECONDS, metavar="SECONDS",
                         help="reduce a synthetic size predicted to take longer than this (default 180; 0: never)")
+    parser.add_argument("--output", default=os.path.join(RESULTS_DIR, "sparse.json"), metavar="PATH",
+                        help="results file (default: benchmarks/results/sparse.json)")
+    parser.add_argument("--no-output", action="store_true", help="print only; write no results file")
+    parser.add_argument("--note", action="append", default=[], metavar="TEXT",
+                        help="a note stored in the results file's run.notes (repeatable), e.g. why sizes were capped")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    run = run_info("sparse", argv, {"folder": args.folder, "synthetic": args.synthetic,
+                                    "skip_synthetic": args.skip_synthetic, "budget_s": args.budget}, DISTRIBUTIONS)
+    run["notes"] += args.note
     machine()
-    doc_tokens, query_tokens, corpus_tokenized, _ = part1(args.folder)
+    doc_tokens, query_tokens, corpus_tokenized, _, effectiveness = part1(args.folder)
     mode, out = part2(doc_tokens, query_tokens, corpus_tokenized)
+    results = {
+        "schema_version": 1,
+        "run": run,
+        "parameters": {"k1": K1, "b": B, "measures": [str(m) for m in MEASURES], "run_depth": RUN_DEPTH,
+                       "query_repeats": QUERY_REPEATS, "rank_bm25_queries": RANK_BM25_QUERIES},
+        "beir": {"effectiveness": effectiveness, "speed": out["record"]},
+        "synthetic": None,
+    }
     if not args.skip_synthetic:
         per_token = out["rank_bm25"]["build"] / sum(map(len, doc_tokens))
         del doc_tokens, query_tokens, corpus_tokenized
         gc.collect()
-        part3(sorted(args.synthetic), mode, per_token, args.budget)
+        results["synthetic"] = part3(sorted(args.synthetic), mode, per_token, args.budget)
+    run["duration_s"] = round(time.perf_counter() - started, 1)
+    run["load_average_end"] = load_average()
     print(f"total run time {time.perf_counter() - started:.0f} s; load average at the end: {load()}")
+    if not args.no_output:
+        write_results(args.output, results)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 
 Run from the project root:
 
-    .venv/bin/python benchmarks/vectors.py [--figure PATH] [--quick]
+    .venv/bin/python benchmarks/vectors.py [--figure PATH] [--quick] [--output PATH | --no-output] [--note TEXT]
 
-It prints plain-text tables and writes nothing (no bytecode either); with --figure it saves one figure at PATH:
+It prints plain-text tables and writes every figure to a JSON file (default benchmarks/results/vectors.json,
+structure in benchmarks/README.md; no bytecode is written); with --figure it also saves one figure at PATH:
 
 1. the machine, and the threads each library may use (faiss is set to as many as NumPy's BLAS);
 2. two seeded synthetic collections of unit vectors in 64 dimensions ("clustered": Gaussian noise around
@@ -25,9 +26,10 @@ from __future__ import annotations
 
 import sys
 
-sys.dont_write_bytecode = True  # "writes nothing into the project": no __pycache__ either
+sys.dont_write_bytecode = True  # no __pycache__ in the project
 
-from report import load, note, table, verdict  # noqa: E402  (the benchmarks' shared printing helpers)
+from report import (  # noqa: E402  (the benchmarks' shared helpers)
+    RESULTS_DIR, load, load_average, note, run_info, table, verdict, write_results)
 
 import argparse
 import gc
@@ -283,6 +285,21 @@ def exact_part(label: str, x: np.ndarray, q: np.ndarray) -> dict:
     diff = np.flatnonzero(~np.all(truth == ids_fl, axis=1))
     out["same_lists"] = same_lists(truth, ids_fl)
     r = out["ragbook"] / out["faiss"]
+    lists = {"ragbook": (truth, build_rb), "numpy": (ids_np, None), "faiss": (ids_fl, build_fl)}
+    out["record"] = {
+        "vectors": x.shape[0],
+        "queries": nq,
+        "repeats": REPEATS,
+        "systems": {
+            name: {"build_s": build, "us_per_query": us(out[name]), "queries_per_s": 1 / out[name],
+                   "recall_at_10": out["recall"][name], "same_list_as_faiss": same_lists(ids, ids_fl),
+                   "same_set_as_faiss": same_sets(ids, ids_fl)}
+            for name, (ids, build) in lists.items()},
+        "ratios": {"ragbook/faiss": r, "numpy/faiss": out["numpy"] / out["faiss"],
+                   "ragbook/numpy": out["ragbook"] / out["numpy"]},
+        "lists_differing_from_faiss": len(diff),
+        "target": {"target": f"ragbook exact / faiss flat <= {EXACT_TARGET}x", "ratio": r, "met": r <= EXACT_TARGET},
+    }
     print(f"Target: ragbook exact / faiss flat <= {EXACT_TARGET}x: {r:.2f}x  {verdict(r <= EXACT_TARGET)};"
           f" identical top-10 lists ragbook = faiss: {out['same_lists']:.1%} ({len(diff)} of {nq} differ)")
     if len(diff):
@@ -367,7 +384,7 @@ def ivf_part(label: str, x: np.ndarray, q: np.ndarray, truth: np.ndarray, lists:
     ])
     note(f"{label}: faiss IndexIVFFlat build, k-means with ragbook's budget")
     mivf, _, train_m, add_m = faiss_ivf(x, lists, matched=True)
-    control = []
+    control, per_probe, equal_recall = [], {}, {}
     rows, rb_points, f_points = [], [], []
     for p in probes:
         note(f"{label}: probes {p}")
@@ -392,6 +409,14 @@ def ivf_part(label: str, x: np.ndarray, q: np.ndarray, truth: np.ndarray, lists:
         f_points.append((r_f, t_f / nq))
         rows.append([p, r_rb, r_f, r_rb - r_f, us(t_rb / nq), us(t_f / nq), ratio(t_rb, t_f), us(t_f1 / nq),
                      ratio(t_rb, t_f1), float(np.mean(res.dot_products)), dots_f])
+        per_probe[str(p)] = {
+            "ragbook": {"recall_at_10": r_rb, "us_per_query": us(t_rb / nq),
+                        "dot_products_per_query": float(np.mean(res.dot_products))},
+            "faiss": {"recall_at_10": r_f, "us_per_query": us(t_f / nq), "us_per_query_1_thread": us(t_f1 / nq),
+                      "dot_products_per_query": dots_f, "recall_at_10_matched_kmeans": r_m},
+            "recall_difference": r_rb - r_f,
+            "ratios": {"ragbook/faiss": t_rb / t_f, "ragbook/faiss_1_thread": t_rb / t_f1},
+        }
     table(["probes", "recall rb", "recall faiss", "rb - faiss", "us/q rb", "us/q faiss", "rb / faiss",
            "us/q faiss 1 thr", "rb / faiss 1 thr", "dots rb", "dots faiss"], rows,
           title=f"recall@10 against exact search, time per query (best of {REPEATS}, methods taking turns), mean dot products per query "
@@ -408,6 +433,9 @@ def ivf_part(label: str, x: np.ndarray, q: np.ndarray, truth: np.ndarray, lists:
             eq_ratios.append(value)
         eq_rows.append([p, r_f, us(t_f), None if t_rb is None else us(t_rb), how,
                         None if value is None else ("<= " if how == "<=" else "") + f"{value:.2f}x"])
+        equal_recall[str(p)] = {"faiss_recall_at_10": r_f, "faiss_us_per_query": us(t_f),
+                                "ragbook_us_per_query": None if t_rb is None else us(t_rb), "how": how,
+                                "ratio": value}
     table(["faiss probes", "faiss recall", "us/q faiss", "us/q rb at that recall", "how", "rb / faiss"], eq_rows,
           title="time at equal recall: ragbook's time interpolated linearly in recall between its measured points "
                 "(\"<=\": ragbook's 1 probe already has a higher recall, its time is an upper bound)")
@@ -425,8 +453,37 @@ def ivf_part(label: str, x: np.ndarray, q: np.ndarray, truth: np.ndarray, lists:
           f"{verdict(abs(worst_diff) <= RECALL_TARGET)}")
     print(f"  (build: ragbook {build_rb:.2f} s, faiss {train_f + add_f:.2f} s, {ratio(build_rb, train_f + add_f)})")
     print()
+    record = {
+        "vectors": n,
+        "lists": lists,
+        "queries": nq,
+        "repeats": REPEATS,
+        "faiss_threads": threads,
+        "build": {
+            "ragbook": {"build_s": build_rb, "empty_lists": int(np.sum(sizes_rb == 0)),
+                        "largest_list": int(sizes_rb.max()),
+                        "sum_squared_sizes_over_n": float(np.sum(sizes_rb.astype(float) ** 2) / n)},
+            "faiss": {"build_s": train_f + add_f, "train_s": train_f, "add_s": add_f,
+                      "empty_lists": int(np.sum(sizes_f == 0)), "largest_list": int(sizes_f.max()),
+                      "sum_squared_sizes_over_n": float(np.sum(sizes_f.astype(float) ** 2) / n),
+                      "kmeans_iterations": int(cp.niter), "kmeans_sample": int(cp.max_points_per_centroid * lists)},
+            "faiss_matched_kmeans": {"build_s": train_m + add_m},
+            "ratio_ragbook/faiss": build_rb / (train_f + add_f),
+        },
+        "probes": per_probe,
+        "equal_recall": equal_recall,
+        "summary": {"equal_recall_ratio_worst": worst_eq, "equal_recall_ratio_best": min(eq_ratios) if eq_ratios else None,
+                    "equal_recall_points": len(eq_ratios), "bound_ratio_below_lowest_recall": max(bounds) if bounds else None,
+                    "recall_difference_worst": worst_diff},
+        "targets": [
+            {"target": f"ragbook / faiss time at equal recall <= {IVF_TARGET}x (worst)", "ratio": worst_eq,
+             "met": None if worst_eq is None else worst_eq <= IVF_TARGET},
+            {"target": f"|recall ragbook - faiss| at equal probes <= {RECALL_TARGET} (worst)", "value": worst_diff,
+             "met": abs(worst_diff) <= RECALL_TARGET},
+        ],
+    }
     return {"ragbook": rb_points, "faiss": f_points, "probes": probes, "eq_worst": worst_eq, "diff_worst": worst_diff,
-            "build": (build_rb, train_f + add_f)}
+            "build": (build_rb, train_f + add_f), "record": record}
 
 
 # --- the LSA case -------------------------------------------------------------------------------------
@@ -449,6 +506,8 @@ def lsa_part(threads: int, probes: tuple[int, ...]) -> dict:
     questions = [question.text for question in load_questions(documents)]
     q = np.ascontiguousarray(lsa.encode(questions))
     print(f"{len(chunks)} sentence chunks (<= 100 words), {len(questions)} questions; LSA fitted in {fit:.1f} s")
+    info = {"description": f"LSA vectors of sentence_chunks(load_corpus(), 100); the labelled questions as queries",
+            "dimensions": LSA_DIMENSIONS, "vectors": len(chunks), "queries": len(questions), "lsa_fit_s": fit}
     print(f"a batch of {len(questions)} queries takes milliseconds here, so every time is the best of {LSA_REPEATS}, not {REPEATS}")
     print()
     saved, REPEATS = REPEATS, LSA_REPEATS
@@ -457,7 +516,7 @@ def lsa_part(threads: int, probes: tuple[int, ...]) -> dict:
         ivf = ivf_part("LSA", x, q, exact["truth"], LSA_LISTS, probes, threads)
     finally:
         REPEATS = saved
-    return {"exact": exact, "ivf": ivf}
+    return {"exact": exact, "ivf": ivf, "info": info}
 
 
 # --- figure -------------------------------------------------------------------------------------------------
@@ -504,7 +563,15 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--figure", metavar="PATH", help="save recall against time to PATH (default: no figure)")
     parser.add_argument("--quick", action="store_true", help="20,000 vectors and fewer probes: a smoke run")
+    parser.add_argument("--output", default=os.path.join(RESULTS_DIR, "vectors.json"), metavar="PATH",
+                        help="results file (default: benchmarks/results/vectors.json)")
+    parser.add_argument("--no-output", action="store_true", help="print only; write no results file")
+    parser.add_argument("--note", action="append", default=[], metavar="TEXT",
+                        help="a note stored in the results file's run.notes (repeatable)")
     args = parser.parse_args(argv)
+    run = run_info("vectors", argv, {"figure": args.figure, "quick": args.quick},
+                   ("numpy", "faiss-cpu", "threadpoolctl", "ragbook"))
+    run["notes"] += args.note
     started, cpu_start = time.perf_counter(), cpu_seconds()
     n = 20_000 if args.quick else 100_000
     probes = (1, 4, 16) if args.quick else PROBES
@@ -519,7 +586,9 @@ def main(argv=None) -> None:
         x, q = synthetic(case, n)
         exact = exact_part(case, x, q)
         ivf = ivf_part(case, x, q, exact["truth"], LISTS, probes, threads)
-        results[case] = {"exact": exact, "ivf": ivf, "n": n}
+        results[case] = {"exact": exact, "ivf": ivf, "n": n,
+                         "info": {"description": description, "seed": SEEDS[case], "dimensions": DIMENSIONS,
+                                  "vectors": n, "queries": QUERIES}}
         del x, q
         gc.collect()
     lsa = lsa_part(threads, lsa_probes)
@@ -536,9 +605,32 @@ def main(argv=None) -> None:
            f"IVF rb/faiss at equal recall <= {IVF_TARGET}x (worst)", f"IVF recall diff <= {RECALL_TARGET} (worst)"], rows)
     if args.figure:
         figure(args.figure, results)
+    busy = others_busy(cpu_start, time.perf_counter() - started)
     print(f"load average at the end (1, 5, 15 min): {load()}; other processes kept busy during the run: "
-          f"{others_busy(cpu_start, time.perf_counter() - started)} (of {os.cpu_count()})")
+          f"{busy} (of {os.cpu_count()})")
     print(f"total run time {time.perf_counter() - started:.0f} s")
+    if args.no_output:
+        return
+    end = cpu_seconds()
+    wall = time.perf_counter() - started
+    run["duration_s"] = round(wall, 1)
+    run["load_average_end"] = load_average()
+    run["others_busy_cpus"] = (None if cpu_start is None or end is None else
+                               round(max((end[0] - cpu_start[0]) - (end[1] - cpu_start[1]), 0.0) / wall, 2))
+    run["numpy_blas_threads"] = blas_threads()[0]
+    run["faiss_threads"] = threads
+    cases = {case: {**res["info"], "exact": res["exact"]["record"], "ivf": res["ivf"]["record"]}
+             for case, res in list(results.items()) + [("lsa", lsa)]}
+    write_results(args.output, {
+        "schema_version": 1,
+        "run": run,
+        "parameters": {"k": K, "dimensions": DIMENSIONS, "queries": QUERIES, "centres": CENTRES, "noise": NOISE,
+                       "lists": LISTS, "probes": list(probes), "lsa_dimensions": LSA_DIMENSIONS,
+                       "lsa_lists": LSA_LISTS, "lsa_probes": list(lsa_probes), "repeats": REPEATS,
+                       "lsa_repeats": LSA_REPEATS, "targets": {"exact_ratio": EXACT_TARGET, "ivf_ratio": IVF_TARGET,
+                                                               "recall_difference": RECALL_TARGET}},
+        "cases": cases,
+    })
 
 
 if __name__ == "__main__":
