@@ -1,6 +1,7 @@
 # The book and its checks. Every target creates and uses its own virtual environment (.venv).
 #   make book                          build the HTML book into _build/html
-#   make test                          every check, in order, stopping at the first failure
+#   make test                          every check, in order, stopping at the first failure; the unit tests
+#                                      and nbval run twice, the second time under another CPU profile
 #   make notebook CH=chapters/01_open_book.md   regenerate and re-execute one chapter's notebook
 #   make notebooks                     the same for every chapter
 PYTHON ?= python3
@@ -8,6 +9,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=no
+# The second CPU profile (tools/cpu_profile.py): another BLAS kernel, one thread, numpy without AVX-512.
+PROFILE2 = env $$($(BIN)/python tools/cpu_profile.py --env)
 
 .PHONY: book test unit pairs nbval build notebook notebooks clean
 
@@ -27,16 +30,24 @@ test: $(STAMP)
 	@$(MAKE) --no-print-directory build
 
 unit: $(STAMP)
-	@echo "== 1/4 unit and property tests of ragbook"
+	@echo "== 1/4 unit and property tests of ragbook, on this machine as it is"
+	@$(BIN)/python tools/cpu_profile.py --show
 	$(BIN)/pytest tests -q
+	@echo "== 1/4 the same tests under the second CPU profile"
+	@$(PROFILE2) $(BIN)/python tools/cpu_profile.py --show --expect-profile
+	$(PROFILE2) $(BIN)/pytest tests -q
 
 pairs: $(STAMP)
 	@echo "== 2/4 every chapters/*.md regenerates exactly its committed .ipynb"
 	@PATH=$(abspath $(BIN)):$$PATH sh tools/check_pairs.sh
 
 nbval: $(STAMP)
-	@echo "== 3/4 nbval: every chapter re-executed in a fresh kernel, outputs compared"
+	@echo "== 3/4 nbval: every chapter re-executed in a fresh kernel, outputs compared, on this machine as it is"
+	@$(BIN)/python tools/cpu_profile.py --show
 	$(BIN)/pytest $(NBVAL) chapters -q
+	@echo "== 3/4 nbval again under the second CPU profile: the stored outputs must hold there too"
+	@$(PROFILE2) $(BIN)/python tools/cpu_profile.py --show --expect-profile
+	$(PROFILE2) $(BIN)/pytest $(NBVAL) chapters -q
 
 build: $(STAMP)
 	@echo "== 4/4 the book builds with warnings as errors"

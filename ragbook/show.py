@@ -1,15 +1,26 @@
-"""Show ragbook's own source in a chapter, read from the installed package when the cell runs.
+"""What a chapter shows: ragbook's own source, and the numbers its prose quotes.
 
 A chapter never retypes the code it explains: it calls :func:`show_source`, so the listing is whatever the
 package holds today, and nbval fails the chapter when the package and the stored listing drift apart.
+
+A chapter never glues a float as it was computed either. The same cell gives ``377.0`` on one machine and
+``377.0000000000002`` on another (BLAS kernels, an SVD, numpy's CPU-dispatched math and onnxruntime differ in
+the last bits), and nbval compares the stored text exactly. :func:`glue_number` rounds to the decimals the
+prose shows before the number is stored, so it is stored the same everywhere; :func:`glue_text` glues words.
+Every glued value is kept with the decimals it was rounded to, so a test can check that no sentence quotes
+more digits than were kept.
 """
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 import textwrap
 from pathlib import Path
 
-__all__ = ["SourceListing", "show_source"]
+__all__ = ["SourceListing", "glue_number", "glue_text", "rounded", "show_source"]
+
+GLUE_PREFIX = "application/papermill.record/"  # myst-nb's prefix for glued values that are not displayed
 
 
 class SourceListing:
@@ -47,3 +58,59 @@ def show_source(obj: object) -> SourceListing:
     is_package = Path(inspect.getsourcefile(obj) or "").name == "__init__.py"
     origin = name.replace(".", "/") + ("/__init__.py" if is_package else ".py")
     return SourceListing(source, origin)
+
+
+def rounded(value: object, decimals: int | None = None) -> int | float:
+    """``value`` as a plain Python number that prints the same on every machine.
+
+    An integer (Python's or NumPy's) is returned as an ``int``; ``decimals`` may be given and is then
+    ignored. A float must come with ``decimals`` (0 to 12) and is returned as ``round(value, decimals)``, with
+    ``-0.0`` made ``0.0`` so that a tiny negative residue does not print a minus sign. Booleans, strings,
+    NaN and infinities are refused: they are not numbers the prose can quote.
+    """
+    if decimals is not None:
+        if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
+            raise TypeError(f"decimals must be an int from 0 to 12, got {decimals!r}")
+        if not 0 <= int(decimals) <= 12:
+            raise ValueError(f"decimals must be from 0 to 12, got {int(decimals)}")
+    if isinstance(value, bool) or hasattr(value, "dtype") and getattr(value, "dtype").kind == "b":
+        raise TypeError(f"a glued number must be an int or a float, not the boolean {value!r}")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"a glued number must be an int or a float, got {type(value).__name__} {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"a glued number must be finite, got {number!r}")
+    if decimals is None:
+        raise TypeError(f"the float {number!r} must be rounded before it is glued: pass decimals=N, the number of "
+                        "decimals the prose shows (its repr differs in the last digits between machines)")
+    number = round(number, int(decimals))
+    return 0.0 if number == 0 else number
+
+
+def _store(name: str, value: object, decimals: int | None) -> None:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"a glue name must be a Python identifier (letters, digits, _), got {name!r}")
+    from IPython.display import display  # imported here: the package works without IPython
+
+    metadata = {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}, "ragbook": {"decimals": decimals}}
+    display({GLUE_PREFIX + "text/plain": repr(value)}, raw=True, metadata=metadata)
+
+
+def glue_number(name: str, value: object, decimals: int | None = None) -> None:
+    """Glue a computed number under ``name`` for the prose, rounded to ``decimals`` first (see :func:`rounded`).
+
+    ``decimals`` is the most the prose shows: ``{glue:text}`name:.3f``` needs at least 3, ``:.1%`` at least 3,
+    ``:,`` or ``:.0f`` 0. Nothing is returned (a cell that ends with a glue shows nothing); a cell that also
+    prints the number prints :func:`rounded` of it.
+    """
+    number = rounded(value, decimals)
+    _store(name, number, None if isinstance(number, int) else int(decimals))
+
+
+def glue_text(name: str, text: str) -> None:
+    """Glue words under ``name``; a number belongs in :func:`glue_number`, which rounds it."""
+    if not isinstance(text, str):
+        raise TypeError(f"glue_text glues a str; got {type(text).__name__} {text!r} (numbers go through glue_number)")
+    _store(name, text, None)
