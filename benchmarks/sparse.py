@@ -452,20 +452,20 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
     print("  held = bytes tracemalloc still counts after the build (arrays, vocabulary dict, per-document objects);")
     print("  peak = the most bytes traced at once during the build; the input token lists existed before and are excluded.")
     print()
-    targets = [
-        (f"query throughput >= bm25s numpy, k=10", r["qps10"] >= s["qps10"], ratio(r["qps10"], s["qps10"])),
-        (f"query throughput >= bm25s numpy, k=1000", r["qps1000"] >= s["qps1000"], ratio(r["qps1000"], s["qps1000"])),
-        ("index build <= 1.5x bm25s", r["build"] <= 1.5 * s["build"], ratio(r["build"], s["build"])),
-        ("index memory (arrays) <= bm25s", r["arrays"] <= s["arrays"], ratio(r["arrays"], s["arrays"])),
+    targets = [  # (target, met, ragbook's figure, the other library's figure)
+        (f"query throughput >= bm25s numpy, k=10", r["qps10"] >= s["qps10"], r["qps10"], s["qps10"]),
+        (f"query throughput >= bm25s numpy, k=1000", r["qps1000"] >= s["qps1000"], r["qps1000"], s["qps1000"]),
+        ("index build <= 1.5x bm25s", r["build"] <= 1.5 * s["build"], r["build"], s["build"]),
+        ("index memory (arrays) <= bm25s", r["arrays"] <= s["arrays"], r["arrays"], s["arrays"]),
     ]
     if has_o:
         targets += [
-            ("throughput >= 20x rank_bm25, k=10", r["qps10"] >= 20 * o["qps10"], ratio(r["qps10"], o["qps10"])),
-            ("throughput >= 20x rank_bm25, k=1000", r["qps1000"] >= 20 * o["qps1000"], ratio(r["qps1000"], o["qps1000"])),
+            ("throughput >= 20x rank_bm25, k=10", r["qps10"] >= 20 * o["qps10"], r["qps10"], o["qps10"]),
+            ("throughput >= 20x rank_bm25, k=1000", r["qps1000"] >= 20 * o["qps1000"], r["qps1000"], o["qps1000"]),
         ]
     print(f"Targets ({label})")
-    for text, met, rat in targets:
-        print(f"  {text:<42} ragbook/other = {rat:>8}  {verdict(met)}")
+    for text, met, mine, other in targets:
+        print(f"  {text:<42} ragbook/other = {ratio(mine, other):>8}  {verdict(met)}")
     print()
     out["record"] = speed_record(out, names, n_docs, sum(map(len, doc_tokens)), n_q, repeats, bm25s_mode,
                                  rank_note, targets)
@@ -502,7 +502,8 @@ def speed_record(out, names, n_docs, n_tokens, n_q, repeats, bm25s_mode, rank_no
         "bm25s_retrieval_path": bm25s_mode,
         "systems": systems,
         "ratios": ratios,
-        "targets": [{"target": text, "met": bool(met), "ratio": rat} for text, met, rat in targets],
+        "targets": [{"target": text, "met": bool(met), "ratio": mine / other if other else None}
+                    for text, met, mine, other in targets],
         "notes": [rank_note] if rank_note else [],
     }
 
