@@ -17,8 +17,9 @@ import math
 import numbers
 import textwrap
 from pathlib import Path
+from typing import Iterable
 
-__all__ = ["SourceListing", "glue_number", "glue_text", "rounded", "show_source"]
+__all__ = ["SourceListing", "glue_number", "glue_text", "ranked", "rounded", "show_source"]
 
 GLUE_PREFIX = "application/papermill.record/"  # myst-nb's prefix for glued values that are not displayed
 
@@ -114,3 +115,17 @@ def glue_text(name: str, text: str) -> None:
     if not isinstance(text, str):
         raise TypeError(f"glue_text glues a str; got {type(text).__name__} {text!r} (numbers go through glue_number)")
     _store(name, text, None)
+
+
+def ranked(pairs: Iterable[tuple[object, object]], decimals: int, n: int | None = None) -> list[tuple[object, float]]:
+    """``(name, score)`` pairs as a chapter prints them: scores rounded, highest first, ties by name.
+
+    Two scores that agree to ``decimals`` places are printed as equal, so they are ordered by name (or id),
+    not by last bits that differ between machines. Ask the package for a few more pairs than you print, so
+    that a near-tie at the cut-off is decided here too; ``n`` keeps the first ``n`` after ordering.
+    """
+    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0):
+        raise ValueError(f"n must be a whole number >= 0 or None, got {n!r}")
+    rows = [(name, rounded(score, decimals)) for name, score in pairs]
+    rows.sort(key=lambda row: (-row[1], row[0]))
+    return rows if n is None else rows[: int(n)]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ragbook import show
-from ragbook.show import glue_number, glue_text, rounded
+from ragbook.show import glue_number, glue_text, ranked, rounded
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "chapters").glob("*.md"))
@@ -152,3 +152,13 @@ def test_every_glued_float_is_rounded_and_no_sentence_shows_more_decimals():
                                         f"but it was glued rounded to {decimals}")
             checked += 1
     assert checked > 300
+
+
+def test_ranked_orders_near_ties_by_name():
+    # 0.7712 and 0.77118 print as 0.77 both: the name decides, whichever has the larger last bits
+    pairs = [("marineris", 0.77118), ("4000", 0.7712), ("olympus", 0.8), ("tharsis", 0.61)]
+    assert ranked(pairs, 2) == [("olympus", 0.8), ("4000", 0.77), ("marineris", 0.77), ("tharsis", 0.61)]
+    swapped = [("marineris", 0.7712), ("4000", 0.77118), ("olympus", 0.8), ("tharsis", 0.61)]
+    assert ranked(swapped, 2, n=3) == [("olympus", 0.8), ("4000", 0.77), ("marineris", 0.77)]
+    with pytest.raises(ValueError, match="n must be a whole number"):
+        ranked(pairs, 2, n=-1)
