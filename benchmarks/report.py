@@ -180,6 +180,9 @@ def write_results(path: str, results: dict) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes the file private; give it the usual permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
