@@ -1,0 +1,97 @@
+"""The committed benchmark results files and the README tables generated from them (no benchmark is run)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load_render():
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True  # no __pycache__ in benchmarks/
+    try:
+        spec = importlib.util.spec_from_file_location("benchmarks_render", BENCHMARKS / "render.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = saved
+    return module
+
+
+render = _load_render()
+
+
+@pytest.fixture(scope="module")
+def results():
+    return render.load_results(str(BENCHMARKS / "results"))
+
+
+def test_readme_section_is_what_the_results_files_give(results):
+    text = (BENCHMARKS / "README.md").read_text(encoding="utf-8")
+    assert text.count(render.BEGIN) == 1 and text.count(render.END) == 1
+    assert render.generated_section(text) == render.render(results), (
+        "benchmarks/README.md is out of date: run .venv/bin/python benchmarks/render.py")
+
+
+@pytest.mark.parametrize("name", sorted(render.DOCUMENTED_KEYS))
+def test_results_files_have_the_documented_keys(results, name):
+    assert render.missing_keys(results[name], render.DOCUMENTED_KEYS[name]) == []
+    assert results[name]["schema_version"] == 1
+    assert results[name]["run"]["benchmark"] == name
+
+
+def _numbers(node, path=""):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _numbers(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _numbers(value, f"{path}[{i}]")
+    elif isinstance(node, (int, float)) and not isinstance(node, bool):
+        yield path, node
+
+
+@pytest.mark.parametrize("name", sorted(render.DOCUMENTED_KEYS))
+def test_figures_are_plain_finite_numbers(results, name):
+    data = results[name]
+    for path, value in _numbers(data):
+        assert math.isfinite(value), path
+    for path in ("run.duration_s", "run.machine.cpu_count", "run.machine.memory_mib"):
+        node = data
+        for part in path.split("."):
+            node = node[part]
+        assert isinstance(node, (int, float)) and node > 0, path
+    assert len(data["run"]["load_average_start"]) == 3
+    assert data["run"]["date_utc"].endswith("Z")
+
+
+def test_sparse_has_the_figures_chapter_15_reads(results):
+    sizes = results["sparse"]["synthetic"]["sizes"]
+    for n in ("100000", "200000"):
+        ragbook = sizes[n]["systems"]["ragbook"]
+        assert sizes[n]["documents"] == int(n)
+        for key in ("build_s", "queries_per_s_k10", "index_arrays_mib", "peak_build_mib"):
+            assert isinstance(ragbook[key], float) and ragbook[key] > 0, (n, key)
+        # a ratio is ragbook's figure over bm25s's, from the same run
+        bm25s = sizes[n]["systems"]["bm25s"]
+        ratio = sizes[n]["ratios"]["ragbook/bm25s"]["build_s"]
+        assert ratio == pytest.approx(ragbook["build_s"] / bm25s["build_s"])
+
+
+def test_missing_keys_reports_absent_and_empty_levels():
+    data = {"a": {"x": {"k": 1}, "y": {}}, "b": None}
+    assert render.missing_keys(data, ["a.*.k"]) == ["a.y.k"]
+    assert render.missing_keys(data, ["b.c", "c"]) == ["b.c", "c"]
+    assert render.missing_keys({"r": {"ragbook/faiss": 2.0}}, ["r.ragbook/faiss"]) == []
+
+
+def test_results_files_parse_as_strict_json():
+    for name in render.DOCUMENTED_KEYS:
+        text = (BENCHMARKS / "results" / f"{name}.json").read_text(encoding="utf-8")
+        json.loads(text, parse_constant=lambda c: pytest.fail(f"{name}.json holds {c}"))
