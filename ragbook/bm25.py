@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from . import validate
 from .index import InvertedIndex
 from .ranking import top_k, top_k_arrays
 from .text import analyze
@@ -27,13 +28,13 @@ __all__ = ["BM25", "lucene_idf", "rsj_idf"]
 
 def lucene_idf(n: np.ndarray | int, N: int) -> np.ndarray:
     """ln(1 + (N - n + 0.5) / (n + 0.5)): positive for every document frequency n."""
-    n = np.asarray(n, dtype=np.float64)
+    n, N = validate.document_frequencies(n, N)
     return np.log1p((N - n + 0.5) / (n + 0.5))
 
 
 def rsj_idf(n: np.ndarray | int, N: int) -> np.ndarray:
     """ln((N - n + 0.5) / (n + 0.5)), the classic Robertson/Sparck Jones weight: negative when n > N/2."""
-    n = np.asarray(n, dtype=np.float64)
+    n, N = validate.document_frequencies(n, N)
     return np.log((N - n + 0.5) / (n + 0.5))
 
 
@@ -48,12 +49,13 @@ class BM25:
                  idf: Callable[[np.ndarray, int], np.ndarray] = lucene_idf, count_repeats: bool = False):
         """``count_repeats=True`` adds a term repeated in the query once per occurrence, as Lucene's boolean
         queries and bm25s do; by default the sum runs over the query's distinct terms, as in the formula."""
-        if not (np.isfinite(k1) and k1 >= 0):
-            raise ValueError(f"k1 must be a finite number of at least 0, got {k1!r}")
-        if not (0 <= b <= 1):
-            raise ValueError(f"b must lie in [0, 1], got {b!r}")
-        self.k1, self.b = float(k1), float(b)
-        self.count_repeats = bool(count_repeats)
+        if not isinstance(index, InvertedIndex):
+            raise TypeError(f"index must be an InvertedIndex (use BM25.from_texts for texts), got {type(index).__name__}")
+        k1, b = validate.real(k1, "k1", minimum=0), validate.real(b, "b", minimum=0, maximum=1)
+        if not callable(idf):
+            raise TypeError(f"idf must be a function of (document frequencies, N), got {idf!r}")
+        self.k1, self.b = k1, b
+        self.count_repeats = validate.flag(count_repeats, "count_repeats")
         self.analyzer = index.analyzer
         self.vocabulary, self.indptr, self.doc_ids = index.vocabulary, index.indptr, index.doc_ids
         self.n_chunks = index.n_chunks
@@ -79,14 +81,13 @@ class BM25:
     def term_ids(self, query: str | Sequence[str]) -> list[int]:
         """Ids of the known terms of a query string (analysed) or term list, in first-seen order: distinct
         unless the retriever was built with ``count_repeats``."""
+        query = validate.query(query)
         if isinstance(query, str):
             terms = self.analyzer(query)
             if not terms:
                 raise ValueError(f"the query {query!r} has no terms after analysis (only stopwords or punctuation)")
         else:
-            terms = list(query)
-            if not terms:
-                raise ValueError("the query has no terms")
+            terms = query
         ids = (self.vocabulary.get(t) for t in (terms if self.count_repeats else dict.fromkeys(terms)))
         return [i for i in ids if i is not None]
 
@@ -109,9 +110,11 @@ class BM25:
 
     def explain(self, query: str | Sequence[str], chunk_id: int) -> dict[str, float]:
         """Each query term's contribution to one chunk's score (0 for terms the chunk lacks)."""
+        chunk_id = validate.whole(chunk_id, "chunk_id")
         if not 0 <= chunk_id < self.n_chunks:
             raise ValueError(f"chunk id {chunk_id} is outside the collection (0 to {self.n_chunks - 1})")
-        terms = self.analyzer(query) if isinstance(query, str) else list(query)
+        query = validate.query(query)
+        terms = self.analyzer(query) if isinstance(query, str) else query
         parts = {}
         for term in dict.fromkeys(terms):
             i = self.vocabulary.get(term)

@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .ranking import check_k
+from . import validate
 
 __all__ = [
     "reciprocal_rank_fusion",
@@ -30,22 +30,34 @@ Ranking = Sequence[tuple[int, float]]
 
 def _ordered(scores: dict[int, float], k: int | None) -> list[tuple[int, float]]:
     ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
-    return ranked if k is None else ranked[: check_k(k)]
+    return ranked if k is None else ranked[: validate.k(k)]
 
 
-def _ids(ranking) -> list[int]:
-    ids = [int(item[0]) if isinstance(item, (tuple, list)) else int(item) for item in ranking]
+def _ids(ranking, name: str = "a ranking") -> list[int]:
+    entries = validate.sequence(ranking, name, "chunk ids or (chunk id, score) pairs")
+    ids = validate.ids([item[0] if isinstance(item, (tuple, list)) else item for item in entries], name)
     if len(set(ids)) != len(ids):
         raise ValueError("a ranking lists the same chunk twice")
     return ids
 
 
+def _pairs(ranking, name: str) -> list[tuple[int, float]]:
+    """A ranking of (chunk id, score) pairs with distinct int ids and finite scores."""
+    entries = validate.sequence(ranking, name, "(chunk id, score) pairs")
+    for position, entry in enumerate(entries):
+        if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 2:
+            raise TypeError(f"{name} must hold (chunk id, score) pairs, got {entry!r} at position {position}")
+    ids = _ids(entries, name)
+    return [(chunk_id, validate.real(score, f"the score of chunk {chunk_id} in {name}"))
+            for chunk_id, (_, score) in zip(ids, entries)]
+
+
 def reciprocal_rank_fusion(rankings: Sequence[Sequence], c: float = 60, k: int | None = None) -> list[tuple[int, float]]:
     """Fuse rankings (lists of ids, or of (id, score) pairs, best first) by sum of 1 / (c + rank)."""
+    rankings = validate.sequence(rankings, "rankings", "rankings")
     if not rankings:
         raise ValueError("reciprocal rank fusion needs at least one ranking")
-    if not c >= 0:
-        raise ValueError(f"the fusion constant c must be at least 0, got {c!r}")
+    c = validate.real(c, "the fusion constant c", minimum=0)
     fused: dict[int, float] = {}
     for ranking in rankings:
         for rank, chunk_id in enumerate(_ids(ranking), start=1):
@@ -56,10 +68,9 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence], c: float = 60, k: int |
 def score_sum_fusion(results: Sequence[Ranking], k: int | None = None) -> list[tuple[int, float]]:
     """The pitfall: add the raw scores of each list (a chunk missing from a list adds 0)."""
     fused: dict[int, float] = {}
-    for ranking in results:
-        _ids(ranking)
-        for chunk_id, score in ranking:
-            fused[int(chunk_id)] = fused.get(int(chunk_id), 0.0) + float(score)
+    for j, ranking in enumerate(validate.sequence(results, "results", "rankings")):
+        for chunk_id, score in _pairs(ranking, f"results[{j}]"):
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + score
     return _ordered(fused, k)
 
 
@@ -69,18 +80,20 @@ def normalized_score_fusion(results: Sequence[Ranking], weights: Sequence[float]
     A chunk missing from a list gets 0 from it, like the list's lowest score. A list whose scores are all
     equal contributes 1 to each of its chunks.
     """
+    results = validate.sequence(results, "results", "rankings")
+    weights = validate.finite_array(weights, "weights", ndim=1).tolist()
     if len(results) != len(weights):
         raise ValueError(f"got {len(results)} result lists but {len(weights)} weights")
     fused: dict[int, float] = {}
-    for ranking, weight in zip(results, weights):
-        _ids(ranking)
+    for j, (ranking, weight) in enumerate(zip(results, weights)):
+        ranking = _pairs(ranking, f"results[{j}]")
         if not ranking:
             continue
         scores = np.array([s for _, s in ranking], dtype=np.float64)
         low, span = scores.min(), scores.max() - scores.min()
         for (chunk_id, _), s in zip(ranking, scores):
             value = (s - low) / span if span > 0 else 1.0
-            fused[int(chunk_id)] = fused.get(int(chunk_id), 0.0) + weight * value
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + weight * value
     return _ordered(fused, k)
 
 
@@ -88,22 +101,34 @@ class HybridRetriever:
     """Reciprocal rank fusion of several retrievers' top ``depth`` lists."""
 
     def __init__(self, retrievers: Sequence, c: float = 60, depth: int = 50):
+        retrievers = validate.sequence(retrievers, "retrievers", "retrievers")
         if not retrievers:
             raise ValueError("a hybrid retriever needs at least one retriever")
-        self.retrievers, self.c, self.depth = list(retrievers), c, check_k(depth)
+        for position, retriever in enumerate(retrievers):
+            if not callable(getattr(retriever, "search", None)):
+                raise TypeError(f"retrievers must have a search method; retriever {position} is {retriever!r}")
+        c = validate.real(c, "the fusion constant c", minimum=0)
+        self.retrievers, self.c, self.depth = retrievers, c, validate.k(depth, "depth")
 
     def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        allowed = None if allowed is None else list(allowed)
+        """The top k of the fused top ``depth`` lists; ``allowed`` is passed on to every retriever."""
+        query = validate.query(query)
+        k = validate.k(k)
+        allowed = None if allowed is None else validate.ids(allowed, "allowed")
         rankings = [r.search(query, self.depth, allowed=allowed) for r in self.retrievers]
         return reciprocal_rank_fusion(rankings, self.c, k)
 
 
 def rerank(query: str, candidates: Ranking, score: Callable[[str, list[int]], np.ndarray], k: int | None = None) -> list[tuple[int, float]]:
     """Second stage: rescore the first stage's candidates with ``score(query, ids)`` and sort (ties by id)."""
-    ids = _ids(candidates)
+    query = validate.query(query)
+    if not callable(score):
+        raise TypeError(f"score must be a function of (query, chunk ids), got {score!r}")
+    k = None if k is None else validate.k(k)
+    ids = _ids(candidates, "candidates")
     if not ids:
         return []
-    values = np.asarray(score(query, ids), dtype=np.float64)
+    values = validate.finite_array(score(query, ids), "the second-stage scores")
     if values.shape != (len(ids),):
         raise ValueError(f"the second-stage scorer returned {values.shape} scores for {len(ids)} candidates")
     return _ordered(dict(zip(ids, values.tolist())), k)

@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from . import validate
 from .text import analyze
 
 __all__ = ["InvertedIndex"]
@@ -29,14 +30,17 @@ class InvertedIndex:
 
         ``analyzer`` is kept to turn query strings into terms the same way the chunks were analysed.
         """
-        if len(token_lists) == 0:
-            raise ValueError("cannot index an empty collection: there are no chunks")
+        token_lists = validate.token_lists(token_lists)
+        validate.non_empty_corpus(token_lists)
+        if not callable(analyzer):
+            raise TypeError(f"analyzer must be a function from a str to its terms, got {analyzer!r}")
         self.analyzer = analyzer
-        if any(isinstance(tokens, str) for tokens in token_lists):
-            raise TypeError("token_lists must hold lists of terms, not strings; use InvertedIndex.from_texts")
         lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
         # Term ids in order of first appearance, then one id per token, without a Python list in between.
         vocabulary = {t: i for i, t in enumerate(dict.fromkeys(chain.from_iterable(token_lists)))}
+        for term in vocabulary:
+            if not isinstance(term, str):
+                raise TypeError(f"token_lists must hold lists of str terms, got the term {term!r} of type {type(term).__name__}")
         terms = np.fromiter(map(vocabulary.__getitem__, chain.from_iterable(token_lists)), dtype=np.int64,
                             count=int(lengths.sum()))
         docs = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
@@ -57,7 +61,9 @@ class InvertedIndex:
     @classmethod
     def from_texts(cls, texts: Iterable[str], analyzer: Callable[[str], list[str]] = analyze) -> "InvertedIndex":
         """Analyse every text with ``analyzer`` and index the terms."""
-        return cls([analyzer(text) for text in texts], analyzer)
+        if not callable(analyzer):
+            raise TypeError(f"analyzer must be a function from a str to its terms, got {analyzer!r}")
+        return cls([analyzer(text) for text in validate.texts(texts, "texts")], analyzer)
 
     @property
     def n_chunks(self) -> int:
@@ -71,15 +77,14 @@ class InvertedIndex:
 
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, counts) of ``term``; empty arrays for a term no chunk contains."""
-        i = self.vocabulary.get(term)
+        i = self.vocabulary.get(validate.text(term, "term"))
         if i is None:
             return self.doc_ids[:0], self.counts[:0]
         return self.doc_ids[self.indptr[i] : self.indptr[i + 1]], self.counts[self.indptr[i] : self.indptr[i + 1]]
 
     def query_terms(self, query: str) -> list[str]:
         """The analysed terms of ``query``; a query with no terms at all is refused."""
-        if not isinstance(query, str):
-            raise TypeError(f"a query is a str, got {type(query).__name__}")
+        query = validate.query(query, terms=False)
         terms = self.analyzer(query)
         if not terms:
             raise ValueError(f"the query {query!r} has no terms after analysis (only stopwords or punctuation)")

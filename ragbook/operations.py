@@ -41,7 +41,7 @@ from .chunking import Chunk, sentence_chunks
 from .documents import Document, parse_markdown
 from .pipeline import Answer, answer_question
 from .prompts import Prompt, count_tokens
-from .ranking import check_k
+from . import validate
 
 __all__ = [
     "ACCESS_LEVELS",
@@ -125,6 +125,7 @@ def parse_org_document(text: str, name: str) -> OrgDocument:
     access level not in :data:`ACCESS_LEVELS`, a version that is not a whole number of at least 1, a date
     that is not ``YYYY-MM-DD``, an unknown or repeated key, and a block without text after it.
     """
+    name = validate.text(name, "name")
     if not isinstance(text, str):
         raise TypeError(f"document {name!r}: expected text as str, got {type(text).__name__}")
     values, body = _metadata_lines(text, name)
@@ -205,9 +206,10 @@ class User:
     levels: frozenset[str]
 
     def __init__(self, name: str, levels: Iterable[str]):
+        name = validate.text(name, "name")
         if isinstance(levels, str):
             raise TypeError("levels is a collection of access levels, not one string; write ['public']")
-        held = frozenset(levels)
+        held = frozenset(validate.texts(levels, "levels"))
         unknown = sorted(held - set(ACCESS_LEVELS))
         if unknown:
             raise ValueError(f"user {name!r}: unknown access level {unknown[0]!r}; "
@@ -235,8 +237,10 @@ def allowed_chunks(chunks: Sequence[Chunk], documents_meta: Mapping[str, Documen
     """
     if not isinstance(user, User):
         raise TypeError(f"expected a User, got {type(user).__name__}")
+    if not isinstance(documents_meta, Mapping):
+        raise TypeError(f"documents_meta must map document ids to metadata, got {type(documents_meta).__name__}")
     allowed = []
-    for chunk in chunks:
+    for chunk in validate.sequence(chunks, "chunks", "chunks"):
         meta = documents_meta.get(chunk.doc_id)
         if meta is None:
             raise ValueError(f"chunk {chunk.id} comes from document {chunk.doc_id!r}, which has no access level")
@@ -274,6 +278,9 @@ class DocumentStore:
 
     def __init__(self, chunker: Callable[[Sequence[Document]], list[Chunk]] | None = None,
                  retriever: Callable[[list[str]], object] | None = None):
+        for name, value in (("chunker", chunker), ("retriever", retriever)):
+            if value is not None and not callable(value):
+                raise TypeError(f"{name} must be a function or None, got {value!r}")
         self.chunker = chunker or _default_chunker
         self.make_retriever = retriever or BM25.from_texts
         self._current: dict[str, OrgDocument] = {}
@@ -374,7 +381,10 @@ class DocumentStore:
     # -- searching ----------------------------------------------------------------------------------
     def search(self, query: str, k: int, user: User) -> list[Hit]:
         """The top k chunks among those ``user`` may read: the permission filter comes before ranking."""
-        k = check_k(k)
+        query = validate.query(query)
+        k = validate.k(k)
+        if not isinstance(user, User):
+            raise TypeError(f"expected a User, got {type(user).__name__}")
         if self.retriever is None:
             return []
         allowed = self.allowed(user)
@@ -389,6 +399,7 @@ class DocumentStore:
     def answer(self, question: str, user: User, generator: Callable[[Prompt], str], k: int = 5,
                budget: int | None = None, count: Callable[[str], int] = count_tokens) -> Answer:
         """:func:`~ragbook.pipeline.answer_question` over the current chunks that ``user`` may read."""
+        question = validate.query(question, "question", terms=False)
         if self.retriever is None:
             raise ValueError("the store holds no documents to answer from")
         return answer_question(question, self.chunks, self.documents, self.retriever, generator, k, budget,
@@ -412,7 +423,7 @@ def instruction_like(text: str) -> bool:
     A cheap signal to log and alert on, not a defence: a pattern list misses any instruction phrased
     differently, and a plain false statement ("refunds are now unlimited") contains no instruction at all.
     """
-    return bool(_INSTRUCTION.search(text))
+    return bool(_INSTRUCTION.search(validate.text(text, "text")))
 
 
 def _place(chunk: Chunk) -> tuple:
@@ -426,6 +437,9 @@ def log_entry(answer: Answer, user: User, store: DocumentStore, count: Callable[
     longer current in ``store`` (both must stay 0); ``instruction_like`` counts prompt chunks that match
     :func:`instruction_like`.
     """
+    for value, name, kind in ((answer, "answer", Answer), (user, "user", User), (store, "store", DocumentStore)):
+        if not isinstance(value, kind):
+            raise TypeError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
     meta = store.meta
     current = {_place(c) for c in store.chunks}
     chunks = [r.chunk for r in answer.retrieved]
@@ -461,8 +475,15 @@ DEFAULT_LIMITS = {
 def alerts(entries: Sequence[dict], limits: Mapping[str, float] | None = None) -> list[str]:
     """Alerts for a batch of :func:`log_entry` records: any unreadable, superseded or instruction-like chunk
     in a prompt, and rates of abstention, failed claims and low retrieval scores above their limits."""
+    entries = validate.sequence(entries, "entries", "log entries (dicts)")
     if not entries:
         raise ValueError("there are no log entries to watch")
+    if limits is not None and not isinstance(limits, Mapping):
+        raise TypeError(f"limits must map limit names to numbers, got {type(limits).__name__}")
+    for key, value in (limits or {}).items():
+        if key not in DEFAULT_LIMITS:
+            raise ValueError(f"unknown limit {key!r}; the limits are {', '.join(DEFAULT_LIMITS)}")
+        validate.real(value, f"the limit {key}")
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     n = len(entries)
     messages = []

@@ -5,7 +5,8 @@ Every retriever ranks the same way, so that rankings are deterministic and compa
 - chunks are ordered by score, highest first, and equal scores by chunk id, lowest first;
 - the ranking covers every candidate, so chunks that score 0 follow in id order (a threshold on the
   score, not the ranking, decides that nothing matched);
-- k larger than the number of candidates returns them all; k < 1 is an error;
+- k larger than the number of candidates returns them all; k < 1 is an error, and so is a score that is
+  nan or infinite;
 - ``allowed`` restricts the candidates *before* ranking (permissions, chapter 15): the result is the top k
   among the allowed chunks, never a global top k filtered afterwards, which could come back short or empty.
 """
@@ -15,20 +16,15 @@ from typing import Iterable
 
 import numpy as np
 
-__all__ = ["top_k", "top_k_arrays", "check_k"]
+from . import validate
 
-
-def check_k(k: int) -> int:
-    """``k`` as an int, or a ``ValueError`` unless it is a whole number of at least 1."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a whole number of at least 1, got {k!r}")
-    return int(k)
+__all__ = ["top_k", "top_k_arrays"]
 
 
 def _candidates(n: int, allowed: Iterable[int] | None) -> np.ndarray:
     if allowed is None:
         return np.arange(n)
-    ids = np.unique(np.fromiter(allowed, dtype=np.int64))
+    ids = np.unique(np.array(validate.ids(allowed, "allowed"), dtype=np.int64))
     if ids.size and (ids[0] < 0 or ids[-1] >= n):
         bad = ids[0] if ids[0] < 0 else ids[-1]
         raise ValueError(f"allowed chunk id {bad} is outside the collection (0 to {n - 1})")
@@ -37,8 +33,8 @@ def _candidates(n: int, allowed: Iterable[int] | None) -> np.ndarray:
 
 def top_k_arrays(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The k best candidates as two arrays (ids, scores), by score descending then id ascending."""
-    k = check_k(k)
-    scores = np.asarray(scores)
+    k = validate.k(k)
+    scores = validate.finite_array(scores, "scores", ndim=1, dtype=None)
     if allowed is None:
         ids, values = None, scores
     else:

@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from . import validate
 from .index import InvertedIndex
 from .ranking import top_k
 from .text import analyze
@@ -23,7 +24,7 @@ __all__ = ["TfIdf", "smoothed_idf"]
 
 def smoothed_idf(n: np.ndarray | int, N: int) -> np.ndarray:
     """ln((1 + N) / (1 + n)) + 1, scikit-learn's ``smooth_idf=True``."""
-    n = np.asarray(n, dtype=np.float64)
+    n, N = validate.document_frequencies(n, N)
     return np.log((1.0 + N) / (1.0 + n)) + 1.0
 
 
@@ -31,8 +32,10 @@ class TfIdf:
     """tf-idf over an :class:`~ragbook.index.InvertedIndex`, scored by cosine (or raw dot products)."""
 
     def __init__(self, index: InvertedIndex, sublinear: bool = False, cosine: bool = True):
+        if not isinstance(index, InvertedIndex):
+            raise TypeError(f"index must be an InvertedIndex (use TfIdf.from_texts for texts), got {type(index).__name__}")
         self.index = index
-        self.sublinear, self.cosine = bool(sublinear), bool(cosine)
+        self.sublinear, self.cosine = validate.flag(sublinear, "sublinear"), validate.flag(cosine, "cosine")
         self.idf = smoothed_idf(index.document_frequency, index.n_chunks)
         weights = self._tf(index.counts.astype(np.float64)) * np.repeat(self.idf, index.document_frequency)
         if self.cosine:
@@ -51,7 +54,8 @@ class TfIdf:
 
     def query_vector(self, query: str | Sequence[str]) -> dict[int, float]:
         """The query's weights by term id: known terms only, unit length when scoring by cosine."""
-        terms = self.index.query_terms(query) if isinstance(query, str) else list(query)
+        query = validate.query(query)
+        terms = self.index.query_terms(query) if isinstance(query, str) else query
         counts = Counter(t for t in terms if t in self.index.vocabulary)
         ids = [self.index.vocabulary[t] for t in counts]
         values = self._tf(np.array(list(counts.values()), dtype=np.float64)) * self.idf[ids]

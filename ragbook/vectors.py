@@ -16,7 +16,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .ranking import check_k, top_k
+from . import validate
+from .ranking import _candidates
 
 __all__ = [
     "cosine",
@@ -32,7 +33,7 @@ __all__ = [
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """a.b / (|a| |b|) for two non-zero vectors of the same dimension; raises otherwise."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    a, b = validate.finite_array(a, "a"), validate.finite_array(b, "b")
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"cosine takes two vectors, got arrays of shapes {a.shape} and {b.shape}")
     if a.shape != b.shape:
@@ -45,13 +46,11 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 def unit_rows(vectors: np.ndarray, dtype=np.float32) -> np.ndarray:
     """The rows of ``vectors`` divided by their Euclidean lengths; a zero row is an error, not a guess."""
-    matrix = np.asarray(vectors, dtype=np.float64)
+    matrix = validate.finite_array(vectors, "vectors")
     if matrix.ndim != 2:
         raise ValueError(f"expected a 2-D array of vectors (one per row), got shape {matrix.shape}")
     if matrix.shape[0] == 0 or matrix.shape[1] == 0:
         raise ValueError(f"expected at least one vector of at least one dimension, got shape {matrix.shape}")
-    if not np.all(np.isfinite(matrix)):
-        raise ValueError("vectors must be finite (no nan or inf)")
     norms = np.linalg.norm(matrix, axis=1)
     zero = np.flatnonzero(norms == 0)
     if zero.size:
@@ -74,7 +73,7 @@ class SearchResult:
 
 
 def _queries(queries: np.ndarray, dimension: int) -> np.ndarray:
-    q = np.asarray(queries, dtype=np.float32)
+    q = validate.finite_array(queries, "queries", dtype=np.float32)
     if q.ndim == 1:
         q = q[None, :]
     if q.ndim != 2 or q.shape[1] != dimension:
@@ -83,48 +82,77 @@ def _queries(queries: np.ndarray, dimension: int) -> np.ndarray:
 
 
 _BLOCK = 64
+_EPSILON32 = float(np.finfo(np.float32).eps)
 
 
-def _top_rows(scores: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _slack(dimension: int) -> float:
+    """A bound on how far two float32 computations of one dot product of unit vectors can disagree.
+
+    Any order of summing r products errs by at most gamma_r = r u / (1 - r u) times |q| |v| (u = 2^-24,
+    and |q| |v| is 1 up to the rounding of the unit rows); two computations disagree by twice that, and
+    a candidate set must reach twice further still (see :func:`_top_rows`). Doubling u keeps it safe.
+    """
+    r = dimension + 2
+    return 4 * r * _EPSILON32 / (1 - r * _EPSILON32)
+
+
+def _exact_scores(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """q.v for paired rows, the same way for every pair: exact float64 products, summed along each row.
+
+    The result depends only on the two vectors, never on where they sit in a batch or in the index, so
+    identical vectors get identical scores and a query gets the same scores alone or in a batch.
+    """
+    products = queries.astype(np.float64) * vectors.astype(np.float64)
+    return products.sum(axis=-1).astype(np.float32)
+
+
+def _top_rows(scores: np.ndarray, ids: np.ndarray, k: int, queries: np.ndarray, vectors: np.ndarray,
+              positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Top k of each row of ``scores`` (candidates ``ids``), by score descending then id ascending.
+
+    ``scores`` come from a matrix product, whose float32 results for one pair of vectors differ in the last
+    bits with the shape of the batch and the position in it (BLAS kernels block differently), so identical
+    vectors could get different scores and break the tie-by-id rule. They only select candidates: every
+    entry within twice the possible disagreement (:func:`_slack`) of each row's k-th score, which is a
+    superset of the true top k. The candidates are then rescored by :func:`_exact_scores` (column j of
+    ``scores`` is row ``positions[j]`` of ``vectors``, or row j without ``positions``) and sorted.
 
     A full sort of each row is wasteful when k is small. Instead, split the row into blocks of 64 and take
     each block's maximum: the k-th largest block maximum is a score that at least k entries reach, so every
-    entry of the top k (ties at the k-th included) is at or above it. Only those few candidates are sorted.
+    entry of the top k (ties at the k-th included) is at or above it. Short rows are partitioned outright.
     """
     m, n = scores.shape
     take = min(k, n)
     out_ids = np.full((m, k), -1, dtype=np.int64)
     out_scores = np.full((m, k), -np.inf, dtype=np.float32)
-    if take == 0:
+    if take == 0 or m == 0:
         return out_ids, out_scores
+    slack = _slack(queries.shape[1])
     blocks = n // _BLOCK
-    if blocks < 4 * take:  # too few entries for blocks to pay: partition the rows outright
-        if take < n:
-            chosen = np.argpartition(-scores, take - 1, axis=1)[:, :take]
-            kth = np.take_along_axis(scores, chosen, axis=1).min(axis=1, keepdims=True)
-            # argpartition picks arbitrarily among entries tied with the k-th; redo the rows where some tied
-            # entry was left out, so that ties are filled in id order
-            for row in np.flatnonzero((scores >= kth).sum(axis=1) > take):
-                candidates = np.flatnonzero(scores[row] >= kth[row, 0])
-                best = np.lexsort((ids[candidates], -scores[row, candidates]))[:take]
-                chosen[row] = candidates[best]
-        else:
-            chosen = np.broadcast_to(np.arange(n), (m, n))
-        chosen_scores = np.take_along_axis(scores, chosen, axis=1)
-        chosen_ids = ids[chosen]
-        order = np.lexsort((chosen_ids, -chosen_scores), axis=-1)
-        out_ids[:, :take] = np.take_along_axis(chosen_ids, order, axis=1)
-        out_scores[:, :take] = np.take_along_axis(chosen_scores, order, axis=1)
-        return out_ids, out_scores
-    maxima = scores[:, : blocks * _BLOCK].reshape(m, blocks, _BLOCK).max(axis=2)
-    thresholds = np.partition(maxima, blocks - take, axis=1)[:, blocks - take]
-    for row in range(m):
-        s = scores[row]
-        candidates = np.flatnonzero(s >= thresholds[row])
-        order = np.lexsort((ids[candidates], -s[candidates]))[:take]
-        out_ids[row, :take] = ids[candidates[order]]
-        out_scores[row, :take] = s[candidates[order]]
+    if blocks >= 4 * take:
+        full = blocks * _BLOCK
+        maxima = scores[:, :full].reshape(m, blocks, _BLOCK).max(axis=2)
+        limit = np.partition(maxima, blocks - take, axis=1)[:, blocks - take].astype(np.float64) - slack
+        # only the blocks whose maximum reaches the limit hold candidates, and the entries after the last block
+        block_rows, block_numbers = np.nonzero(maxima >= limit[:, None])
+        rows = np.repeat(block_rows, _BLOCK)
+        columns = (block_numbers[:, None] * _BLOCK + np.arange(_BLOCK)).ravel()
+        reach = scores[rows, columns] >= limit[rows]
+        tail_rows, tail_columns = np.nonzero(scores[:, full:] >= limit[:, None])
+        rows = np.concatenate([rows[reach], tail_rows])
+        columns = np.concatenate([columns[reach], tail_columns + full])
+    else:
+        kth = np.partition(scores, n - take, axis=1)[:, n - take] if take < n else np.full(m, -np.inf)
+        rows, columns = np.nonzero(scores >= (kth.astype(np.float64) - slack)[:, None])
+    exact = _exact_scores(queries[rows], vectors[columns if positions is None else positions[columns]])
+    candidate_ids = ids[columns]
+    order = np.lexsort((candidate_ids, -exact, rows))
+    rows, candidate_ids, exact = rows[order], candidate_ids[order], exact[order]
+    starts = np.searchsorted(rows, np.arange(m))
+    rank = np.arange(rows.size) - starts[rows]
+    keep = rank < take
+    out_ids[rows[keep], rank[keep]] = candidate_ids[keep]
+    out_scores[rows[keep], rank[keep]] = exact[keep]
     return out_ids, out_scores
 
 
@@ -137,16 +165,29 @@ class ExactIndex:
 
     def search(self, queries: np.ndarray, k: int = 10) -> SearchResult:
         """The k most similar vectors for every query row (k beyond N returns all N, padded with id -1)."""
-        k = check_k(k)
+        k = validate.k(k)
         q = _queries(queries, self.dimension)
         scores = q @ self.vectors.T
-        ids, best = _top_rows(scores, np.arange(self.n), k)
+        ids, best = _top_rows(scores, np.arange(self.n), k, q, self.vectors)
         return SearchResult(ids, best, np.full(q.shape[0], self.n, dtype=np.int64))
 
     def search_one(self, query: np.ndarray, k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        """One query's top k as (id, score) pairs; ``allowed`` restricts the candidates before ranking."""
-        q = _queries(query, self.dimension)[0]
-        return top_k(self.vectors @ q, k, allowed)
+        """One query's top k as (id, score) pairs; ``allowed`` restricts the candidates before ranking.
+
+        The ids and scores are those of :meth:`search` for the same query, whatever the batch.
+        """
+        k = validate.k(k)
+        q = _queries(query, self.dimension)
+        if q.shape[0] != 1:
+            raise ValueError(f"search_one takes one query vector, got {q.shape[0]}; use search for a batch")
+        if allowed is None:
+            candidates = np.arange(self.n)
+            scores = self.vectors @ q[0]
+        else:
+            candidates = _candidates(self.n, allowed)
+            scores = (self.vectors @ q[0])[candidates]
+        ids, best = _top_rows(scores[None, :], candidates, k, q, self.vectors, positions=candidates)
+        return SearchResult(ids, best, np.array([candidates.size])).ranking(0)
 
     @property
     def nbytes(self) -> int:
@@ -163,8 +204,11 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
     """
     x = unit_rows(vectors)
     n = x.shape[0]
-    if not isinstance(clusters, (int, np.integer)) or not 1 <= clusters <= n:
+    clusters = validate.whole(clusters, "clusters")
+    if not 1 <= clusters <= n:
         raise ValueError(f"the number of clusters must be between 1 and the number of vectors ({n}), got {clusters!r}")
+    iterations = validate.k(iterations, "iterations")
+    seed = validate.count(seed, "seed")
     rng = np.random.default_rng(seed)
     centroids = x[rng.choice(n, size=clusters, replace=False)].copy()
     assignment = np.full(n, -1)
@@ -195,21 +239,14 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
     return centroids, assignment
 
 
-def _at_least_one(name: str, value) -> np.ndarray:
-    array = np.asarray(value, dtype=np.float64)
-    if isinstance(value, bool) or not np.all(array >= 1):  # also refuses nan
-        raise ValueError(f"{name} must be at least 1, got {value!r}")
-    return array
-
-
 def ivf_cost(n, lists, probes):
     """Expected dot products per query: L centroids plus p lists of N/L vectors each, L + p N / L.
 
     Each argument may be a number or an array (for a whole curve at once).
     """
-    n = _at_least_one("the number of vectors", n)
-    lists = _at_least_one("lists", lists)
-    probes = _at_least_one("probes", probes)
+    n = validate.at_least_one(n, "the number of vectors")
+    lists = validate.at_least_one(lists, "lists")
+    probes = validate.at_least_one(probes, "probes")
     if np.any(probes > lists):
         raise ValueError("probes cannot exceed the number of lists")
     cost = lists + probes * n / lists
@@ -218,7 +255,7 @@ def ivf_cost(n, lists, probes):
 
 def optimal_lists(n, probes):
     """The L minimising L + p N / L: setting the derivative 1 - p N / L^2 to zero gives L = sqrt(p N)."""
-    best = np.sqrt(_at_least_one("probes", probes) * _at_least_one("the number of vectors", n))
+    best = np.sqrt(validate.at_least_one(probes, "probes") * validate.at_least_one(n, "the number of vectors"))
     return float(best) if best.ndim == 0 else best
 
 
@@ -228,6 +265,7 @@ class IVFIndex:
     def __init__(self, vectors: np.ndarray, lists: int, iterations: int = 20, seed: int = 0):
         x = unit_rows(vectors)
         self.n, self.dimension = x.shape
+        lists = validate.whole(lists, "lists")
         self.centroids, assignment = spherical_kmeans(x, lists, iterations, seed)
         self.lists = lists
         # store the vectors list by list, so that a list is a contiguous slice
@@ -242,8 +280,9 @@ class IVFIndex:
 
     def search(self, queries: np.ndarray, k: int = 10, probes: int = 1) -> SearchResult:
         """The top k among the vectors of each query's ``probes`` nearest lists."""
-        k = check_k(k)
-        if not isinstance(probes, (int, np.integer)) or not 1 <= probes <= self.lists:
+        k = validate.k(k)
+        probes = validate.whole(probes, "probes")
+        if not 1 <= probes <= self.lists:
             raise ValueError(f"probes must be between 1 and the number of lists ({self.lists}), got {probes!r}")
         q = _queries(queries, self.dimension)
         m = q.shape[0]
@@ -263,7 +302,7 @@ class IVFIndex:
             if a == b:
                 continue
             rows = pair_rows[pairs]
-            best_ids, best_scores = _top_rows(q[rows] @ self.vectors[a:b].T, self.order[a:b], k)
+            best_ids, best_scores = _top_rows(q[rows] @ self.vectors[a:b].T, self.order[a:b], k, q[rows], self.vectors[a:b])
             candidate_ids[rows, pair_slots[pairs]] = best_ids
             candidate_scores[rows, pair_slots[pairs]] = best_scores
         flat_ids = candidate_ids.reshape(m, probes * k)
