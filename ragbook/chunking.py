@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
+from . import validate
 from .documents import Document, Section
 from .text import split_sentences
 
@@ -63,13 +64,12 @@ class Chunk:
 
 
 # ---- formulas ---------------------------------------------------------------------------------------
-def _check_window(size: int, overlap: int) -> None:
-    if not isinstance(size, int) or size < 1:
-        raise ValueError(f"window size must be a whole number of at least 1, got {size!r}")
-    if not isinstance(overlap, int) or overlap < 0:
-        raise ValueError(f"overlap must be a whole number of at least 0, got {overlap!r}")
+def _check_window(size: int, overlap: int) -> tuple[int, int]:
+    size = validate.whole(size, "window size", minimum=1)
+    overlap = validate.count(overlap, "overlap")
     if overlap >= size:
         raise ValueError(f"overlap ({overlap}) must be smaller than the window size ({size}), or windows never advance")
+    return size, overlap
 
 
 def chunk_count(n: int, size: int, overlap: int = 0) -> int:
@@ -78,8 +78,8 @@ def chunk_count(n: int, size: int, overlap: int = 0) -> int:
     The first window covers W units and each further one adds s = W - o new ones, and the last stops
     at the end. Examples: 1,000 words, W = 200, o = 50 -> 7; o = 0 -> 5; 150 words -> 1.
     """
-    _check_window(size, overlap)
-    if not isinstance(n, int) or n < 1:
+    size, overlap = _check_window(size, overlap)
+    if validate.whole(n, "n") < 1:
         raise ValueError(f"the text must have at least 1 unit to chunk, got {n!r}")
     if n <= size:
         return 1
@@ -94,8 +94,8 @@ def cut_probability(span_words: int, size: int, overlap: int = 0) -> float:
     when rho + L <= W. So P(cut) = max(0, L - 1 - o) / s for L <= W: (L - 1)/W without overlap, and 0
     once o >= L - 1. A span longer than the window is always cut.
     """
-    _check_window(size, overlap)
-    if not isinstance(span_words, int) or span_words < 1:
+    size, overlap = _check_window(size, overlap)
+    if validate.whole(span_words, "span_words") < 1:
         raise ValueError(f"a span has at least 1 word, got {span_words!r}")
     if span_words > size:
         return 1.0
@@ -105,7 +105,7 @@ def cut_probability(span_words: int, size: int, overlap: int = 0) -> float:
 
 # ---- helpers ----------------------------------------------------------------------------------------
 def _as_documents(documents: Document | Iterable[Document]) -> list[Document]:
-    docs = [documents] if isinstance(documents, Document) else list(documents)
+    docs = [documents] if isinstance(documents, Document) else validate.sequence(documents, "documents", "Document objects")
     if not docs:
         raise ValueError("there are no documents to chunk")
     for d in docs:
@@ -115,7 +115,7 @@ def _as_documents(documents: Document | Iterable[Document]) -> list[Document]:
 
 
 def _header(document: Document, section: Section, headers: bool) -> str:
-    if not headers:
+    if not validate.flag(headers, "headers"):
         return ""
     return f"{document.title}: {section.heading}" if section.heading else document.title
 
@@ -162,7 +162,7 @@ def word_windows(documents, size: int, overlap: int = 0, headers: bool = True) -
     start at 0, s, 2s, ... (s = size - overlap) and stop once a window reaches the end of the document,
     so a document of n words gets :func:`chunk_count` (n, size, overlap) windows.
     """
-    _check_window(size, overlap)
+    size, overlap = _check_window(size, overlap)
     chunks = []
     for document in _as_documents(documents):
         units = _units(document, lambda text: ((m.start(), m.end()) for m in _WORD.finditer(text)))
@@ -198,7 +198,7 @@ def token_windows(documents, size: int, overlap: int = 0, headers: bool = True, 
     A token that ends in the middle of a character (some bytes of a multi-byte letter) is merged with the
     next one, so every range starts and ends on a character boundary.
     """
-    _check_window(size, overlap)
+    size, overlap = _check_window(size, overlap)
     encoding = encoding or cl100k_encoding()
     chunks = []
     for document in _as_documents(documents):
@@ -227,9 +227,8 @@ def _pack(document: Document, section: Section, pieces: list[tuple[int, int]], m
     return chunks
 
 
-def _check_limit(max_words: int) -> None:
-    if not isinstance(max_words, int) or max_words < 1:
-        raise ValueError(f"max_words must be a whole number of at least 1, got {max_words!r}")
+def _check_limit(max_words: int) -> int:
+    return validate.whole(max_words, "max_words", minimum=1)
 
 
 def _sentence_ranges(section: Section) -> list[tuple[int, int]]:
@@ -242,7 +241,7 @@ def sentence_chunks(documents, max_words: int = 100, headers: bool = True) -> li
     A sentence is added to the current chunk unless that would exceed the limit, in which case it starts
     the next chunk. A single sentence longer than the limit becomes a chunk of its own (it is not cut).
     """
-    _check_limit(max_words)
+    max_words = _check_limit(max_words)
     chunks = []
     for document in _as_documents(documents):
         for section in document.sections:
@@ -298,7 +297,7 @@ def recursive_chunks(documents, max_words: int = 100, headers: bool = True) -> l
     sentences and sentences into words, each level only where the previous one is still too long. The
     resulting pieces are then packed greedily, in order, back up to ``max_words`` within each section.
     """
-    _check_limit(max_words)
+    max_words = _check_limit(max_words)
     chunks = []
     for document in _as_documents(documents):
         for section in document.sections:

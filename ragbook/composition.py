@@ -7,14 +7,13 @@ is not (correct refusals included), the law of total probability gives
 """
 from __future__ import annotations
 
+from . import validate
+
 __all__ = ["end_to_end_accuracy", "recall_needed"]
 
 
 def _probability(name: str, value: float) -> float:
-    value = float(value)
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} is a probability and must lie in [0, 1], got {value}")
-    return value
+    return validate.probability(value, f"{name} (a probability)")
 
 
 def end_to_end_accuracy(recall: float, accuracy_with: float, accuracy_without: float) -> float:

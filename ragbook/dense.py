@@ -11,6 +11,8 @@ from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
+from . import validate
+from .text import tokenize
 from .vectors import ExactIndex, IVFIndex
 
 __all__ = ["Encoder", "DenseRetriever"]
@@ -24,10 +26,22 @@ class DenseRetriever:
     """Encode the chunk texts once; answer each question with exact search, or IVF if ``lists`` is given."""
 
     def __init__(self, encoder: Encoder, texts: Sequence[str], lists: int | None = None, probes: int = 1, seed: int = 0):
-        if len(texts) == 0:
+        texts = validate.texts(texts, "texts")
+        if not texts:
             raise ValueError("cannot index an empty collection: there are no chunks")
+        if not any(tokenize(text) for text in texts):
+            raise ValueError(f"cannot index the collection: all {len(texts)} texts are empty "
+                             "(no word or number, only whitespace or punctuation)")
+        if not callable(getattr(encoder, "encode", None)):
+            raise TypeError(f"encoder must have an encode(texts) method, got {encoder!r}")
+        lists = None if lists is None else validate.k(lists, "lists")
+        probes = validate.k(probes, "probes")
+        if lists is not None and probes > lists:
+            raise ValueError(f"probes must be between 1 and the number of lists ({lists}), got {probes!r}")
         self.encoder = encoder
-        self.vectors = np.asarray(encoder.encode(list(texts)), dtype=np.float32)
+        self.vectors = validate.finite_array(encoder.encode(texts), "the encoded vectors", ndim=2, dtype=np.float32)
+        if self.vectors.shape[0] != len(texts):
+            raise ValueError(f"the encoder returned {self.vectors.shape[0]} vectors for {len(texts)} texts")
         self.exact = ExactIndex(self.vectors)
         self.ivf = IVFIndex(self.vectors, lists, seed=seed) if lists else None
         self.probes = probes
@@ -35,8 +49,7 @@ class DenseRetriever:
 
     def encode_query(self, query: str) -> np.ndarray:
         """The query's vector, remembered, since evaluation asks the same questions many times."""
-        if not isinstance(query, str):
-            raise TypeError(f"a query is a str, got {type(query).__name__}")
+        query = validate.query(query, terms=False)
         vector = self._queries.get(query)
         if vector is None:
             encode = getattr(self.encoder, "encode_queries", self.encoder.encode)

@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from . import validate
 from .text import analyze
 from .tfidf import smoothed_idf
 
@@ -28,9 +29,14 @@ class LSA:
 
     def __init__(self, texts: Sequence[str], dimensions: int, analyzer: Callable[[str], list[str]] = analyze,
                  min_df: int = 2):
-        token_lists = [analyzer(text) for text in texts]
-        if not token_lists:
+        texts = validate.texts(texts, "texts")
+        if not texts:
             raise ValueError("cannot fit LSA on an empty collection: there are no chunks")
+        if not callable(analyzer):
+            raise TypeError(f"analyzer must be a function from a str to its terms, got {analyzer!r}")
+        min_df = validate.k(min_df, "min_df")
+        token_lists = [analyzer(text) for text in texts]
+        validate.non_empty_corpus(token_lists, "the LSA collection")
         df = Counter(t for tokens in token_lists for t in set(tokens))
         self.analyzer = analyzer
         self.terms = sorted(t for t, n in df.items() if n >= min_df)
@@ -42,7 +48,7 @@ class LSA:
         _, s, vt = np.linalg.svd(self.matrix, full_matrices=False)
         tolerance = s[0] * max(self.matrix.shape) * np.finfo(float).eps
         self.rank = int(np.sum(s > tolerance))
-        if isinstance(dimensions, bool) or not isinstance(dimensions, (int, np.integer)) or not 1 <= dimensions <= self.rank:
+        if not 1 <= validate.whole(dimensions, "dimensions") <= self.rank:
             raise ValueError(f"dimensions must be between 1 and the rank of the tf-idf matrix ({self.rank}), got {dimensions!r}")
         self.dimensions = int(dimensions)
         self.all_singular_values = s
@@ -64,12 +70,11 @@ class LSA:
 
     def project(self, texts: Sequence[str]) -> np.ndarray:
         """x V_r for each text's tf-idf row x: the coordinates before normalisation (zero if no kept term)."""
-        return self._tfidf_rows([self.analyzer(t) for t in texts]) @ self.components.T
+        return self._tfidf_rows([self.analyzer(t) for t in validate.texts(texts, "texts")]) @ self.components.T
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of r dimensions; a text that shares no kept term with the collection is an error."""
-        if isinstance(texts, str):
-            raise TypeError("encode takes a sequence of texts; wrap a single text in a list")
+        texts = validate.texts(texts, "texts")
         vectors = self.project(texts)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         empty = np.flatnonzero(norms[:, 0] == 0)
@@ -87,6 +92,8 @@ class LSA:
 
     def nearest_terms(self, term: str, n: int = 5) -> list[tuple[str, float]]:
         """The n terms whose embeddings have the largest cosine with ``term``'s (itself excluded)."""
+        validate.text(term, "term")
+        n = validate.count(n, "n")
         if term not in self.columns:
             raise ValueError(f"{term!r} is not in the LSA vocabulary (terms found in at least two chunks)")
         vectors = self.term_vectors

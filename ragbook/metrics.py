@@ -23,6 +23,7 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from . import validate
 from .formats import write_trec_run
 from .labels import Question, relevant_chunks
 
@@ -43,12 +44,6 @@ __all__ = [
 
 
 # ---- checks -----------------------------------------------------------------------------------------
-def _check_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"k must be a whole number of at least 1, got {k!r}")
-    return int(k)
-
-
 def _check_ranking(ranking: Sequence[int]) -> list[int]:
     """The ranking as a list of ints; raises for anything but ints, and for repeats."""
     if isinstance(ranking, (str, bytes)) or not isinstance(ranking, Iterable):
@@ -56,7 +51,7 @@ def _check_ranking(ranking: Sequence[int]) -> list[int]:
     ids = list(ranking)
     seen: set[int] = set()
     for rank, chunk_id in enumerate(ids, start=1):
-        if isinstance(chunk_id, bool) or not isinstance(chunk_id, numbers.Integral):
+        if isinstance(chunk_id, (bool, np.bool_)) or not isinstance(chunk_id, numbers.Integral):
             raise TypeError(f"rank {rank} of the ranking is {chunk_id!r}; chunk ids must be ints")
         if chunk_id in seen:
             raise ValueError(f"chunk {chunk_id} is repeated in the ranking (rank {rank}); a ranking lists each chunk once")
@@ -67,7 +62,7 @@ def _check_ranking(ranking: Sequence[int]) -> list[int]:
 def _check_relevant(relevant: Collection[int], what: str = "relevant") -> frozenset[int]:
     if isinstance(relevant, (str, bytes, numbers.Number)) or not isinstance(relevant, Iterable):
         raise TypeError(f"{what} must be a set of chunk ids, got {type(relevant).__name__} {relevant!r}")
-    return frozenset(relevant)
+    return frozenset(validate.ids(relevant, what, "chunk ids (ints)"))
 
 
 def _check_gains(gains: Mapping[int, float]) -> dict[int, float]:
@@ -75,7 +70,9 @@ def _check_gains(gains: Mapping[int, float]) -> dict[int, float]:
         raise TypeError(f"gains must be a mapping from chunk id to gain, got {type(gains).__name__}")
     checked = {}
     for chunk_id, gain in gains.items():
-        if isinstance(gain, bool) or not isinstance(gain, numbers.Real) or not math.isfinite(gain):
+        if isinstance(gain, (bool, np.bool_)) or not isinstance(gain, numbers.Real):
+            raise TypeError(f"the gain of chunk {chunk_id!r} is {gain!r}; gains must be finite numbers >= 0")
+        if not math.isfinite(gain):
             raise ValueError(f"the gain of chunk {chunk_id!r} is {gain!r}; gains must be finite numbers >= 0")
         if gain < 0:
             raise ValueError(f"the gain of chunk {chunk_id!r} is {gain!r}; gains must be >= 0 (0 means not relevant)")
@@ -92,7 +89,7 @@ def recall_at_k(ranking: Sequence[int], pieces: Sequence[Collection[int]], k: in
     chunker cut its every span) counts as not found. Raises for no pieces: an unanswerable question has
     no recall, and the caller must skip it.
     """
-    k = _check_k(k)
+    k = validate.k(k)
     top = set(_check_ranking(ranking)[:k])
     if isinstance(pieces, (str, bytes)) or not isinstance(pieces, Iterable):
         raise TypeError(f"pieces must be a sequence of sets of chunk ids, got {type(pieces).__name__}")
@@ -115,7 +112,7 @@ def recall_of_documents_at_k(ranking: Sequence[int], relevant: Collection[int], 
     Every relevant chunk counts, so two chunks stating the same fact count twice; :func:`recall_at_k`
     counts facts instead. Raises when ``relevant`` is empty (the ratio is undefined).
     """
-    k = _check_k(k)
+    k = validate.k(k)
     top = _check_ranking(ranking)[:k]
     relevant = _check_relevant(relevant)
     if not relevant:
@@ -129,7 +126,7 @@ def precision_at_k(ranking: Sequence[int], relevant: Collection[int], k: int) ->
     The denominator is k even when the ranking is shorter than k, which is trec_eval's P@k convention:
     a system that returns fewer results is not rewarded for it. An empty ``relevant`` gives 0.
     """
-    k = _check_k(k)
+    k = validate.k(k)
     top = _check_ranking(ranking)[:k]
     return len(_check_relevant(relevant).intersection(top)) / k
 
@@ -165,7 +162,7 @@ def dcg_at_k(ranking: Sequence[int], gains: Mapping[int, float], k: int) -> floa
 
     ``gains`` maps chunk ids to gains >= 0; a chunk it does not name has gain 0.
     """
-    k = _check_k(k)
+    k = validate.k(k)
     top = _check_ranking(ranking)[:k]
     gains = _check_gains(gains)
     return _discounted(gains.get(chunk_id, 0.0) for chunk_id in top)
@@ -179,7 +176,7 @@ def ndcg_at_k(ranking: Sequence[int], gains: Mapping[int, float], k: int) -> flo
     of two relevant chunks, at rank 3, the score 0.5 instead of 0.5 / 1.6309 = 0.3066. This is trec_eval's
     ndcg_cut. When no gain is positive there is nothing to find, and nDCG is 0 (not undefined).
     """
-    k = _check_k(k)
+    k = validate.k(k)
     gains = _check_gains(gains)
     ideal = _discounted(sorted(gains.values(), reverse=True)[:k])
     if ideal == 0:
@@ -189,21 +186,23 @@ def ndcg_at_k(ranking: Sequence[int], gains: Mapping[int, float], k: int) -> flo
 
 # ---- uncertainty ------------------------------------------------------------------------------------
 def _check_values(values: Sequence[float], what: str = "values") -> np.ndarray:
-    array = np.asarray(values, dtype=float)
+    array = validate.finite_array(values, what)
     if array.ndim != 1:
         raise ValueError(f"{what} must be a flat sequence of numbers, one per question; got shape {array.shape}")
     if array.size == 0:
         raise ValueError(f"{what} is empty: a bootstrap needs at least one question")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{what} holds {array[~np.isfinite(array)][0]!r}; every value must be a finite number")
     return array
 
 
 def _check_bootstrap(confidence: float, resamples: int) -> None:
-    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
+    validate.real(confidence, "confidence (0.95 for a 95% interval)")
+    if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie strictly between 0 and 1 (0.95 for a 95% interval), got {confidence!r}")
-    if isinstance(resamples, bool) or not isinstance(resamples, numbers.Integral) or resamples < 1:
-        raise ValueError(f"resamples must be a whole number of at least 1, got {resamples!r}")
+    validate.k(resamples, "resamples")
+
+
+def _check_seed(seed: int) -> int:
+    return validate.count(seed, "seed")
 
 
 def _resampled(values: np.ndarray, statistic: Callable, resamples: int, seed: int) -> np.ndarray:
@@ -235,7 +234,9 @@ def bootstrap_interval(
     The resamples come from ``numpy.random.default_rng(seed)``, so the same seed gives the same interval.
     """
     _check_bootstrap(confidence, resamples)
-    return _percentiles(_resampled(_check_values(values), statistic, resamples, seed), confidence)
+    if not callable(statistic):
+        raise TypeError(f"statistic must be a function of an array of values, got {statistic!r}")
+    return _percentiles(_resampled(_check_values(values), statistic, resamples, _check_seed(seed)), confidence)
 
 
 @dataclass(frozen=True)
@@ -273,7 +274,7 @@ def paired_bootstrap(
     if a.size != b.size:
         raise ValueError(f"values_a has {a.size} questions but values_b has {b.size}; a paired comparison needs the same questions")
     differences = a - b
-    results = _resampled(differences, np.mean, resamples, seed)
+    results = _resampled(differences, np.mean, resamples, _check_seed(seed))
     return PairedComparison(
         mean_difference=float(np.mean(differences)),
         interval=_percentiles(results, confidence),
@@ -346,6 +347,7 @@ class RetrievalReport:
 
 
 def _check_chunks(chunks: Sequence) -> None:
+    chunks = validate.sequence(chunks, "chunks", "chunks")
     if not chunks:
         raise ValueError("there are no chunks: evaluation needs the chunks the search ranks")
     for position, chunk in enumerate(chunks):
@@ -401,17 +403,23 @@ def evaluate_retrieval(
     """
     if isinstance(ks, numbers.Integral):
         raise TypeError(f"ks must be a sequence of cutoffs such as (1, 3, 5, 10), got the single number {ks!r}")
-    ks = tuple(sorted(_check_k(k) for k in ks))
+    ks = tuple(sorted(validate.k(k) for k in validate.sequence(ks, "ks", "cutoffs such as (1, 3, 5, 10)")))
     if not ks:
         raise ValueError("ks is empty; give at least one cutoff, such as (1, 3, 5, 10)")
     if len(set(ks)) != len(ks):
         raise ValueError(f"ks repeats a cutoff: {ks}")
     if depth is None:
         depth = ks[-1]
-    depth = _check_k(depth)
+    depth = validate.k(depth)
     if depth < ks[-1]:
         raise ValueError(f"depth ({depth}) must be at least the largest k ({ks[-1]}), or recall@{ks[-1]} is not measured")
     _check_chunks(chunks)
+    if not callable(search):
+        raise TypeError(f"search must be a function of (question text, depth), got {search!r}")
+    questions = validate.sequence(questions, "questions", "Question objects")
+    for position, question in enumerate(questions):
+        if not isinstance(question, Question):
+            raise TypeError(f"questions must hold Question objects, got {type(question).__name__} at position {position}")
     ids = [q.id for q in questions]
     if len(set(ids)) != len(ids):
         repeated = next(qid for qid in ids if ids.count(qid) > 1)

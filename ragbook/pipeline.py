@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from . import validate
 from .bm25 import BM25, lucene_idf
 from .chunking import Chunk, recursive_chunks, section_chunks, sentence_chunks, word_windows
 from .documents import Document, parse_markdown
@@ -78,6 +79,7 @@ class Answer:
 def make_chunks(documents: Sequence[Document], chunker: str = "sentences", words: int = 100, overlap: int = 0,
                 headers: bool = True) -> list[Chunk]:
     """Chunk ``documents`` with one of :data:`CHUNKERS` (``words`` is the limit or the window size)."""
+    validate.text(chunker, "chunker")
     if chunker == "sentences":
         return sentence_chunks(documents, words, headers=headers)
     if chunker == "windows":
@@ -97,7 +99,11 @@ def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, li
     BM25 with the MiniLM embedder by reciprocal rank fusion of their top ``depth``. With ``cache`` the
     MiniLM vectors of the chunks are kept on disk (:class:`~ragbook.embedder.CachedEncoder`).
     """
-    texts = [c.indexed_text for c in chunks]
+    validate.text(name, "name")
+    if name not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVERS)}")
+    validate.flag(cache, "cache")
+    texts = [c.indexed_text for c in _chunks(chunks)]
     if name == "bm25":
         return BM25.from_texts(texts)
     if name == "tfidf":
@@ -125,7 +131,7 @@ def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, li
 
 def idf_lookup(chunks: Sequence[Chunk]) -> Callable[[str], float]:
     """Lucene's idf of a term over the chunks (a term no chunk contains gets the idf of n = 0)."""
-    index = BM25.from_texts([c.indexed_text for c in chunks])
+    index = BM25.from_texts([c.indexed_text for c in _chunks(chunks)])
     unseen = float(lucene_idf(0, index.n_chunks))
     return lambda term: float(index.idf[index.vocabulary[term]]) if term in index.vocabulary else unseen
 
@@ -140,6 +146,7 @@ def answer_question(question: str, chunks: Sequence[Chunk], documents: Sequence[
     (a :class:`~ragbook.glossary.Glossary`, say) turns the question into the retrieval query; the prompt
     keeps the question as asked. ``threshold`` is the support share each claim needs (chapter 12).
     """
+    question = validate.query(question, "question", terms=False)
     query = rewrite(question) if rewrite is not None else question
     hits = retriever.search(query, k, allowed=None if allowed is None else list(allowed))
     chosen = [chunks[i] for i, _ in hits]
@@ -169,6 +176,16 @@ class RAGPipeline:
                  generator: Callable[[Prompt], str] | None = None, k: int = 5, dimensions: int = 128,
                  lists: int | None = None, probes: int = 1, threshold: float | None = None, headers: bool = True,
                  reader: str = "lexical", glossary: Callable[[str], str] | None = None, cache: bool = False):
+        for name, value in (("chunker", chunker), ("retriever", retriever), ("reader", reader)):
+            validate.text(value, name)
+        words, overlap, k = validate.k(words, "words"), validate.count(overlap, "overlap"), validate.k(k)
+        dimensions, probes = validate.k(dimensions, "dimensions"), validate.k(probes, "probes")
+        lists = None if lists is None else validate.k(lists, "lists")
+        threshold = None if threshold is None else validate.real(threshold, "threshold")
+        headers, cache = validate.flag(headers, "headers"), validate.flag(cache, "cache")
+        for name, value in (("generator", generator), ("glossary", glossary)):
+            if value is not None and not callable(value):
+                raise TypeError(f"{name} must be a function or None, got {value!r}")
         if chunker not in CHUNKERS:
             raise ValueError(f"unknown chunker {chunker!r}; choose one of {', '.join(CHUNKERS)}")
         if retriever not in RETRIEVERS:
@@ -186,6 +203,8 @@ class RAGPipeline:
 
     def index(self, documents: Sequence[Document | str], names: Sequence[str] | None = None) -> int:
         """Chunk and index the documents (Document objects, or Markdown texts named by ``names``)."""
+        documents = validate.sequence(documents, "documents", "Document objects or Markdown texts")
+        names = None if names is None else validate.texts(names, "names")
         if not documents:
             raise ValueError("there are no documents to index")
         if names is not None and len(names) != len(documents):
@@ -220,8 +239,10 @@ class RAGPipeline:
                allowed: Iterable[int] | None = None) -> Answer:
         if self.retriever is None:
             raise RuntimeError("nothing is indexed yet: call index(documents) first")
+        k = self.k if k is None else validate.k(k)
+        budget = None if budget is None else validate.count(budget, "budget")
         return answer_question(question, self.chunks, self.documents, self.retriever, self._generate,
-                               k or self.k, budget, allowed=allowed, rewrite=self.glossary)
+                               k, budget, allowed=allowed, rewrite=self.glossary)
 
     def query(self, question: str, k: int | None = None) -> dict:
         """The tutorial shape: question, answer, prompt, and retrieved chunks with source, score and index."""
@@ -236,6 +257,14 @@ class RAGPipeline:
 
 
 # ---- evaluation -------------------------------------------------------------------------------------
+def _chunks(chunks: Sequence[Chunk]) -> list[Chunk]:
+    chunks = validate.sequence(chunks, "chunks", "Chunk objects")
+    for position, chunk in enumerate(chunks):
+        if not isinstance(chunk, Chunk):
+            raise TypeError(f"chunks must hold Chunk objects, got {type(chunk).__name__} at position {position}")
+    return chunks
+
+
 def _plain(text: str) -> str:
     return " ".join(CITATION.sub(" ", text).split()).rstrip(" .!?")
 
@@ -243,7 +272,7 @@ def _plain(text: str) -> str:
 def quotes_evidence(answer: str, question: Question) -> bool:
     """Whether the answer quotes labelled evidence: its text (citations removed) contains a span of every
     piece, or is contained in one (an extractive answer quotes a sentence that holds or lies in a span)."""
-    plain = _plain(answer)
+    plain = _plain(validate.text(answer, "answer"))
     if not plain or not question.answerable:
         return False
     for piece in question.evidence:
@@ -279,6 +308,7 @@ def evaluate_answers(questions: Sequence[Question], answer: Callable[[str], Answ
     to an answerable question is correct when it quotes the labelled evidence (:func:`quotes_evidence`) and
     passes the grounding checks; for an unanswerable question, when the generator abstains.
     """
+    questions = validate.sequence(questions, "questions", "Question objects")
     if not questions:
         raise ValueError("no questions to evaluate")
     outcomes = []

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from . import validate
+
 __all__ = [
     "INSTRUCTION",
     "Source",
@@ -62,19 +64,30 @@ class Prompt:
 
 def build_prompt(question: str, sources: Sequence[tuple[str, str]], instruction: str = INSTRUCTION) -> Prompt:
     """Instruction, then the (label, text) sources numbered from 1 and delimited, then the question."""
-    if not isinstance(question, str) or not question.strip():
-        raise ValueError("the question is empty")
-    numbered = tuple(Source(i, label, text) for i, (label, text) in enumerate(sources, start=1))
+    question = validate.query(question, "question", terms=False)
+    instruction = validate.text(instruction, "instruction")
+    numbered = tuple(Source(i, label, text) for i, (label, text) in enumerate(_pairs(sources), start=1))
     blocks = "\n\n".join(s.render() for s in numbered) if numbered else "(no sources)"
     text = f"{instruction}\n\nSources:\n\n{blocks}\n\nQuestion: {question.strip()}\nAnswer:"
     return Prompt(text, question.strip(), numbered)
 
 
+def _pairs(sources: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The sources as (label, text) pairs of str."""
+    pairs = validate.sequence(sources, "sources", "(label, text) pairs")
+    for position, pair in enumerate(pairs):
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise TypeError(f"sources must hold (label, text) pairs, got {pair!r} at position {position}")
+        validate.text(pair[0], f"the label of source {position + 1}")
+        validate.text(pair[1], f"the text of source {position + 1}")
+    return pairs
+
+
 def sources_from_chunks(chunks: Sequence, documents: Sequence) -> list[tuple[str, str]]:
     """(label, text) pairs for chunks: the label names the article and the section ("lead" for the lead)."""
-    by_id = {d.id: d for d in documents}
+    by_id = {d.id: d for d in validate.sequence(documents, "documents", "Document objects")}
     pairs = []
-    for chunk in chunks:
+    for chunk in validate.sequence(chunks, "chunks", "chunks"):
         document = by_id.get(chunk.doc_id)
         if document is None:
             raise ValueError(f"chunk {chunk.id} comes from document {chunk.doc_id!r}, which is not among the documents")
@@ -88,8 +101,7 @@ def evidence_budget(context_limit: int, instructions: int, question: int, output
     parts = {"context_limit": context_limit, "instructions": instructions, "question": question,
              "output_reserve": output_reserve, "margin": margin}
     for name, value in parts.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be a whole number of tokens, at least 0, got {value!r}")
+        validate.count(value, f"{name} (in tokens)")
     left = context_limit - instructions - question - output_reserve - margin
     if left < 0:
         raise ValueError(f"the fixed parts need {context_limit - left} tokens, more than the context limit {context_limit}")
@@ -98,6 +110,8 @@ def evidence_budget(context_limit: int, instructions: int, question: int, output
 
 def chunks_that_fit(budget: int, chunk_tokens: int, overhead: int = 0) -> int:
     """floor(budget / (chunk tokens + per-source overhead)): how many equal chunks fit."""
+    budget, chunk_tokens = validate.whole(budget, "budget"), validate.count(chunk_tokens, "chunk_tokens")
+    overhead = validate.count(overhead, "overhead")
     if chunk_tokens + overhead < 1:
         raise ValueError("a chunk must cost at least one token")
     if budget < 0:
@@ -107,6 +121,7 @@ def chunks_that_fit(budget: int, chunk_tokens: int, overhead: int = 0) -> int:
 
 def count_tokens(text: str, encoding=None) -> int:
     """Tokens of ``text`` under cl100k_base (offline), the tokenizer of many current chat models."""
+    validate.text(text, "text")
     if encoding is None:
         from .chunking import cl100k_encoding
 
@@ -116,7 +131,8 @@ def count_tokens(text: str, encoding=None) -> int:
 
 def word_estimate(text: str, tokens_per_word: float = TOKENS_PER_WORD_RULE) -> int:
     """The rule-of-thumb estimate: whitespace words times ``tokens_per_word``, rounded up."""
-    return math.ceil(len(text.split()) * tokens_per_word)
+    tokens_per_word = validate.real(tokens_per_word, "tokens_per_word", minimum=0)
+    return math.ceil(len(validate.text(text, "text").split()) * tokens_per_word)
 
 
 def pack_prompt(question: str, sources: Sequence[tuple[str, str]], budget: int,
@@ -127,6 +143,10 @@ def pack_prompt(question: str, sources: Sequence[tuple[str, str]], budget: int,
     source never takes the place of a higher-ranked one. Raises when even the prompt without sources is
     over budget.
     """
+    budget = validate.count(budget, "budget")
+    if not callable(count):
+        raise TypeError(f"count must be a function from a str to its number of tokens, got {count!r}")
+    sources = _pairs(sources)
     empty = build_prompt(question, [], instruction)
     if count(empty.text) > budget:
         raise ValueError(f"the instruction and question alone take {count(empty.text)} tokens, over the budget of {budget}")

@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from .sampling import softmax
+from . import validate
 
 __all__ = [
     "retrieval_distribution",
@@ -33,8 +34,8 @@ def retrieval_distribution(scores: Sequence[float], temperature: float = 1.0) ->
 
 
 def _check(chunk_probabilities, token_probabilities) -> tuple[np.ndarray, np.ndarray]:
-    p = np.asarray(chunk_probabilities, dtype=np.float64)
-    a = np.atleast_2d(np.asarray(token_probabilities, dtype=np.float64))
+    p = validate.finite_array(chunk_probabilities, "chunk probabilities")
+    a = np.atleast_2d(validate.finite_array(token_probabilities, "token probabilities"))
     if p.ndim != 1 or p.size == 0:
         raise ValueError(f"chunk probabilities must be a non-empty vector, got shape {p.shape}")
     if a.shape[0] != p.size:

@@ -11,15 +11,15 @@ from typing import Sequence
 
 import numpy as np
 
+from . import validate
+
 __all__ = ["softmax", "zero_temperature_limit"]
 
 
 def _as_logits(logits: Sequence[float]) -> np.ndarray:
-    z = np.asarray(logits, dtype=float)
+    z = validate.finite_array(logits, "logits")
     if z.ndim != 1 or z.size == 0:
         raise ValueError(f"logits must be a non-empty one-dimensional sequence, got shape {z.shape}")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("logits must be finite numbers (no nan or inf)")
     return z
 
 
@@ -31,7 +31,7 @@ def softmax(logits: Sequence[float], temperature: float = 1.0) -> np.ndarray:
     :func:`zero_temperature_limit` (greedy decoding) for it.
     """
     z = _as_logits(logits)
-    if not np.isfinite(temperature) or temperature <= 0:
+    if validate.real(temperature, "temperature") <= 0:
         raise ValueError(
             f"temperature must be a positive finite number, got {temperature!r}; "
             "the T -> 0 limit is zero_temperature_limit (greedy decoding)"

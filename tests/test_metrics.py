@@ -112,9 +112,9 @@ def test_k_must_be_at_least_one():
             function([1, 2], relevant, 0)
     with pytest.raises(ValueError, match="at least 1"):
         dcg_at_k([1], {1: 1}, -1)
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(TypeError, match="k must be a whole number of at least 1, got 2.5"):
         ndcg_at_k([1], {1: 1}, 2.5)
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(TypeError, match="k must be a whole number of at least 1, got True"):
         precision_at_k([1], {1}, True)
 
 
