@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from . import validate
+
 __all__ = [
     "Section", "Document", "parse_markdown", "read_markdown", "read_folder", "load_corpus", "LEAD", "CORPUS_ORDER",
 ]
@@ -55,7 +57,7 @@ class Document:
 
     def section_at(self, position: int) -> Section:
         """The section whose range contains character ``position`` (or the last one that starts before it)."""
-        if not 0 <= position <= len(self.text):
+        if not 0 <= validate.whole(position, "position") <= len(self.text):
             raise ValueError(f"position {position} lies outside document {self.id!r} (0 to {len(self.text)})")
         found = self.sections[0]
         for section in self.sections:
@@ -78,6 +80,7 @@ def parse_markdown(text: str, doc_id: str) -> Document:
     The title is the first line if it is a ``# Title`` heading, else ``doc_id``. Raises ``ValueError`` for a
     document with no text besides headings.
     """
+    validate.text(doc_id, "doc_id")
     if not isinstance(text, str):
         raise TypeError(f"document {doc_id!r}: expected text as str, got {type(text).__name__}")
     title_match = _TITLE.match(text)
@@ -115,7 +118,7 @@ def read_markdown(path: str | os.PathLike) -> Document:
 
 def read_folder(folder: str | os.PathLike, pattern: str = "*.md") -> list[Document]:
     """Every file matching ``pattern`` in ``folder`` (not its subfolders), sorted by name."""
-    folder = Path(folder)
+    folder, pattern = Path(folder), validate.text(pattern, "pattern")
     if not folder.is_dir():
         raise ValueError(f"{str(folder)!r} is not a folder of documents")
     paths = sorted(p for p in folder.glob(pattern) if p.is_file())

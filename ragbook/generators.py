@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from . import validate
 from .prompts import Prompt
 from .text import analyze, split_sentences
 
@@ -47,7 +48,7 @@ class ScriptedGenerator:
     """Returns ``replies`` one after another and records every prompt it was given."""
 
     def __init__(self, replies: Sequence[str]):
-        self.replies = list(replies)
+        self.replies = validate.texts(replies, "replies")
         self.prompts: list[Prompt] = []
 
     def __call__(self, prompt: Prompt) -> str:
@@ -88,13 +89,15 @@ class ExtractiveGenerator:
     """
 
     def __init__(self, idf: Callable[[str], float] | Mapping[str, float], threshold: float = 0.5, default_idf: float = 1.0):
-        if not 0 <= threshold <= 1:
-            raise ValueError(f"the threshold must lie in [0, 1], got {threshold}")
+        threshold = validate.real(threshold, "the threshold", minimum=0, maximum=1)
+        default_idf = validate.real(default_idf, "default_idf", minimum=0)
+        if not callable(idf) and not isinstance(idf, Mapping):
+            raise TypeError(f"idf must be a function or a mapping from term to idf, got {type(idf).__name__}")
         self._idf = idf if callable(idf) else (lambda term: idf.get(term, default_idf))
         self.threshold = threshold
 
     def question_terms(self, question: str) -> list[str]:
-        dropped = {m.group(1).lower() for m in _HOW.finditer(question)}
+        dropped = {m.group(1).lower() for m in _HOW.finditer(validate.text(question, "question"))}
         return [t for t in dict.fromkeys(analyze(question)) if t not in dropped]
 
     def score(self, prompt: Prompt) -> list[ScoredSentence]:
@@ -140,8 +143,11 @@ class SemanticExtractiveGenerator:
     """
 
     def __init__(self, encoder, threshold: float = 0.5, rewrite: Callable[[str], str] | None = None):
-        if not -1 <= threshold <= 1:
-            raise ValueError(f"the threshold is a cosine and must lie in [-1, 1], got {threshold}")
+        threshold = validate.real(threshold, "the threshold (a cosine)", minimum=-1, maximum=1)
+        if not callable(getattr(encoder, "encode", None)):
+            raise TypeError(f"encoder must have an encode(texts) method, got {encoder!r}")
+        if rewrite is not None and not callable(rewrite):
+            raise TypeError(f"rewrite must be a function from a question to a query, or None, got {rewrite!r}")
         self.encoder = encoder
         self.threshold = threshold
         self.rewrite = rewrite
@@ -196,16 +202,17 @@ class TrigramModel:
     """
 
     def __init__(self, texts: Iterable[str], weights: tuple[float, float, float] = (0.6, 0.3, 0.1)):
-        if not math.isclose(sum(weights), 1.0) or min(weights) <= 0:
-            raise ValueError(f"the interpolation weights must be positive and sum to 1, got {weights}")
-        self.weights = weights
+        checked = validate.finite_array(weights, "the interpolation weights", ndim=1)
+        if checked.shape != (3,) or not math.isclose(checked.sum(), 1.0) or checked.min() <= 0:
+            raise ValueError(f"the interpolation weights must be three positive numbers that sum to 1, got {weights}")
+        self.weights = tuple(checked.tolist())
         self.unigrams: Counter = Counter()
         self.bigrams: Counter = Counter()
         self.trigrams: Counter = Counter()
         self.contexts1: Counter = Counter()
         self.contexts2: Counter = Counter()
         sentences = 0
-        for text in texts:
+        for text in validate.texts(texts, "texts"):
             for sentence in split_sentences(text):
                 tokens = [BOS, BOS] + _words(sentence.text) + [EOS]
                 sentences += 1
@@ -239,7 +246,8 @@ class TrigramModel:
 
     def token_probabilities(self, prompt: str, continuation: str) -> list[tuple[str, float]]:
         """Each token of ``continuation`` with its probability given the prompt and the tokens before it."""
-        context = _words(prompt)
+        context = _words(validate.text(prompt, "prompt"))
+        validate.text(continuation, "continuation")
         result = []
         for token in _words(continuation):
             result.append((token, self.probability(context, token)))
@@ -248,7 +256,8 @@ class TrigramModel:
 
     def complete(self, prompt: str, max_tokens: int = 20) -> tuple[str, list[tuple[str, float]]]:
         """Greedy continuation until a full stop or ``max_tokens``: (text, tokens with probabilities)."""
-        context = _words(prompt)
+        context = _words(validate.text(prompt, "prompt"))
+        max_tokens = validate.count(max_tokens, "max_tokens")
         produced: list[tuple[str, float]] = []
         candidates = self.vocabulary + [EOS]
         for _ in range(max_tokens):
@@ -268,8 +277,11 @@ class TrigramModel:
     @staticmethod
     def geometric_mean(probabilities: Sequence[float]) -> float:
         """exp(mean log p): the per-token probability of a sequence."""
+        probabilities = validate.finite_array(probabilities, "probabilities", ndim=1).tolist()
         if not probabilities:
             raise ValueError("no tokens")
+        if min(probabilities) <= 0 or max(probabilities) > 1:
+            raise ValueError(f"probabilities must lie in (0, 1], got {min(probabilities)!r} to {max(probabilities)!r}")
         return math.exp(sum(math.log(p) for p in probabilities) / len(probabilities))
 
 
@@ -277,7 +289,10 @@ class ConditionedModel:
     """A mixture of a model of the retrieved chunks and a background model: the trigram RAG generator."""
 
     def __init__(self, local: TrigramModel, background: TrigramModel, weight: float):
-        if not 0 < weight < 1:
+        for name, model in (("local", local), ("background", background)):
+            if not isinstance(model, TrigramModel):
+                raise TypeError(f"{name} must be a TrigramModel, got {type(model).__name__}")
+        if not 0 < validate.real(weight, "the weight of the chunks") < 1:
             raise ValueError(f"the weight of the chunks must lie strictly between 0 and 1, got {weight}")
         self.local, self.background, self.weight = local, background, weight
         self.vocabulary = sorted(set(local.vocabulary) | set(background.vocabulary))
@@ -321,8 +336,9 @@ class ChatClient:
             raise ValueError("no base URL: pass base_url or set RAGBOOK_BASE_URL (e.g. http://127.0.0.1:8080/v1)")
         if not self.model:
             raise ValueError("no model name: pass model or set RAGBOOK_MODEL")
-        if retries < 0 or timeout <= 0 or backoff < 0:
-            raise ValueError("retries and backoff must be at least 0 and the timeout positive")
+        temperature = validate.real(temperature, "temperature", minimum=0)
+        timeout = validate.real(timeout, "timeout (seconds)", above=0)
+        retries, backoff = validate.count(retries, "retries"), validate.real(backoff, "backoff (seconds)", minimum=0)
         self.temperature, self.timeout, self.retries, self.backoff = temperature, timeout, retries, backoff
 
     def __repr__(self) -> str:
@@ -364,7 +380,7 @@ class ChatClient:
         return content
 
     def __call__(self, prompt: Prompt | str) -> str:
-        text = prompt.text if isinstance(prompt, Prompt) else prompt
+        text = prompt.text if isinstance(prompt, Prompt) else validate.text(prompt, "prompt")
         return self.complete([{"role": "user", "content": text}])
 
 
@@ -381,13 +397,13 @@ class Conversation:
     """
 
     def __init__(self, subjects: Iterable[str], size: int = 3):
-        if size < 1:
+        if validate.whole(size, "size") < 1:
             raise ValueError(f"the history must hold at least one exchange, got {size}")
-        self.subjects = sorted({s for s in subjects if s}, key=len, reverse=True)
+        self.subjects = sorted({s for s in validate.texts(subjects, "subjects") if s}, key=len, reverse=True)
         self.history: deque[tuple[str, str]] = deque(maxlen=size)
 
     def add(self, question: str, answer: str) -> None:
-        self.history.append((question, answer))
+        self.history.append((validate.text(question, "question"), validate.text(answer, "answer")))
 
     def rewrite(self, question: str) -> str:
         match = _FOLLOW_UP.match(question)

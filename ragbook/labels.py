@@ -15,8 +15,9 @@ import json
 import os
 from dataclasses import dataclass
 from importlib import resources
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
+from . import validate
 from .documents import Document
 
 __all__ = [
@@ -83,6 +84,7 @@ def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
     Raises ``ValueError`` when the document is unknown, or the text occurs nowhere or more than once (an
     ambiguous label could mark the wrong place).
     """
+    validate.text(doc_id, "doc_id"), validate.text(text, "text")
     if doc_id not in documents:
         raise ValueError(f"evidence names document {doc_id!r}, which is not in the corpus ({', '.join(documents)})")
     if not text.strip():
@@ -98,9 +100,11 @@ def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
 
 def parse_questions(records: Sequence[dict], documents: Iterable[Document]) -> list[Question]:
     """Turn question records (the JSON format of ``questions.json``) into :class:`Question` objects."""
-    by_id = {d.id: d for d in documents}
+    by_id = {d.id: d for d in validate.sequence(documents, "documents", "Document objects")}
     questions, seen = [], set()
-    for number, record in enumerate(records, start=1):
+    for number, record in enumerate(validate.sequence(records, "records", "question records (dicts)"), start=1):
+        if not isinstance(record, Mapping):
+            raise TypeError(f"question {number} must be a record (a dict), got {type(record).__name__}")
         missing = [key for key in ("id", "question", "answer", "style", "evidence") if key not in record]
         if missing:
             raise ValueError(f"question {number} ({record.get('id', 'no id')}) lacks {', '.join(missing)}")
@@ -108,10 +112,13 @@ def parse_questions(records: Sequence[dict], documents: Iterable[Document]) -> l
         if qid in seen:
             raise ValueError(f"question id {qid!r} is used twice")
         seen.add(qid)
+        for key in ("id", "question", "answer", "style"):
+            validate.text(record[key], f"question {number}'s {key}")
         if record["style"] not in STYLES:
             raise ValueError(f"question {qid!r}: style must be one of {STYLES}, got {record['style']!r}")
         pieces = []
-        for piece in record["evidence"]:
+        for piece in validate.sequence(record["evidence"], f"question {qid!r}'s evidence", "pieces (lists of spans)"):
+            piece = validate.sequence(piece, f"an evidence piece of question {qid!r}", "spans")
             if not piece:
                 raise ValueError(f"question {qid!r} has an evidence piece with no span")
             pieces.append(Evidence(tuple(locate_span(by_id, s["doc"], s["text"]) for s in piece)))
@@ -140,11 +147,16 @@ def load_questions(documents: Iterable[Document], path: str | os.PathLike | None
 
 def contains_span(chunk, span: Span) -> bool:
     """Whether ``chunk`` (anything with ``doc_id``, ``start``, ``end``) holds ``span`` whole."""
+    if not isinstance(span, Span):
+        raise TypeError(f"span must be a Span, got {type(span).__name__}")
     return chunk.doc_id == span.doc_id and chunk.start <= span.start and span.end <= chunk.end
 
 
 def relevant_chunks(question: Question, chunks: Sequence) -> list[frozenset[int]]:
     """For each evidence piece, the positions in ``chunks`` of the chunks that contain one of its spans."""
+    if not isinstance(question, Question):
+        raise TypeError(f"question must be a Question, got {type(question).__name__}")
+    chunks = validate.sequence(chunks, "chunks", "chunks")
     by_doc: dict[str, list[int]] = {}
     for position, chunk in enumerate(chunks):
         by_doc.setdefault(chunk.doc_id, []).append(position)
@@ -162,4 +174,7 @@ def relevant_chunks(question: Question, chunks: Sequence) -> list[frozenset[int]
 
 def is_cut(evidence: Evidence, chunks: Sequence) -> bool:
     """True when no chunk contains any of the evidence's spans whole: no ranking can then retrieve it."""
+    if not isinstance(evidence, Evidence):
+        raise TypeError(f"evidence must be an Evidence, got {type(evidence).__name__}")
+    chunks = validate.sequence(chunks, "chunks", "chunks")
     return not any(contains_span(chunk, span) for span in evidence.spans for chunk in chunks)

@@ -15,6 +15,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from . import validate
+
 __all__ = [
     "STOPWORDS",
     "ABBREVIATIONS",
@@ -120,7 +122,9 @@ class Analyzer:
     """
 
     def __init__(self, stopwords: frozenset[str] | set[str] = STOPWORDS, stemmer: str | None = None):
-        self.stopwords = frozenset(stopwords)
+        self.stopwords = frozenset(validate.texts(stopwords, "stopwords"))
+        if stemmer is not None:
+            validate.text(stemmer, "stemmer")
         self.stemmer_name = stemmer
         self._stem = None
         if stemmer is not None:

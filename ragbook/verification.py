@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from .text import analyze, normalize, split_sentences, tokenize
+from . import validate
 
 __all__ = ["CITATION", "citations", "is_grounded", "ClaimCheck", "check_claim", "check_answer", "numbers_in"]
 
@@ -27,18 +28,19 @@ _NUMBER = re.compile(r"^\d+(?:[.:]\d+)*$")
 
 def citations(text: str) -> list[int]:
     """Every cited source number, in order of appearance (repeats kept)."""
-    return [int(m.group(1)) for m in CITATION.finditer(text)]
+    return [int(m.group(1)) for m in CITATION.finditer(validate.text(text, "text"))]
 
 
 def is_grounded(answer: str, n_sources: int) -> bool:
     """At least one citation, and every cited number between 1 and ``n_sources``."""
     cited = citations(answer)
+    n_sources = validate.count(n_sources, "n_sources")
     return bool(cited) and all(1 <= c <= n_sources for c in cited)
 
 
 def numbers_in(text: str) -> list[str]:
     """The numbers among the text's tokens (``87.969``, ``4879`` for 4,879, ``3:2``)."""
-    return [t for t in tokenize(text) if _NUMBER.match(t)]
+    return [t for t in tokenize(validate.text(text, "text")) if _NUMBER.match(t)]
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,10 @@ class ClaimCheck:
 
 def check_claim(claim: str, sources: Mapping[int, str], threshold: float = 0.75) -> ClaimCheck:
     """Check one claim against the texts of the sources, numbered as in the prompt."""
-    if not 0 <= threshold <= 1:
-        raise ValueError(f"the support threshold must lie in [0, 1], got {threshold}")
+    threshold = validate.real(threshold, "the support threshold", minimum=0, maximum=1)
+    validate.text(claim, "claim")
+    if not isinstance(sources, Mapping):
+        raise TypeError(f"sources must map source numbers to texts, got {type(sources).__name__}")
     cited = tuple(dict.fromkeys(citations(claim)))
     missing = tuple(c for c in cited if c not in sources)
     present = [sources[c] for c in cited if c in sources]
@@ -79,5 +83,5 @@ def check_claim(claim: str, sources: Mapping[int, str], threshold: float = 0.75)
 
 def check_answer(answer: str, sources: Sequence[str] | Mapping[int, str], threshold: float = 0.75) -> list[ClaimCheck]:
     """Split the answer into claims (sentences) and check each; sources as a list are numbered from 1."""
-    numbered = dict(enumerate(sources, start=1)) if not isinstance(sources, Mapping) else dict(sources)
+    numbered = dict(enumerate(validate.texts(sources, "sources"), start=1)) if not isinstance(sources, Mapping) else dict(sources)
     return [check_claim(s.text, numbered, threshold) for s in split_sentences(answer)]

@@ -133,7 +133,7 @@ def test_semantic_reader_embeds_the_rewritten_question_and_abstains_below_thresh
     only_rotation = build_prompt(QUESTION, SOURCES[1:])
     assert SemanticExtractiveGenerator(encoder, threshold=0.99, rewrite=glossary)(only_rotation) == ABSTAIN
     assert SemanticExtractiveGenerator(encoder, threshold=0.98, rewrite=glossary)(only_rotation) != ABSTAIN
-    with pytest.raises(ValueError, match="must lie in"):
+    with pytest.raises(ValueError, match=r"the threshold \(a cosine\) must be a finite number in \[-1, 1\], got 1.5"):
         SemanticExtractiveGenerator(encoder, threshold=1.5)
 
 
