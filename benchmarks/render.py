@@ -29,6 +29,7 @@ RUN_KEYS = [
     "run.benchmark", "run.date_utc", "run.command", "run.arguments",
     "run.machine.platform", "run.machine.cpu_model", "run.machine.cpu_count", "run.machine.cpus_available",
     "run.machine.memory_mib", "run.python.version", "run.python.implementation", "run.libraries",
+    "run.source.git_commit", "run.source.ragbook_modified",
     "run.load_average_start", "run.load_average_end", "run.duration_s", "run.notes",
     "parameters",
 ]
@@ -147,6 +148,8 @@ def run_lines(name: str, data: dict) -> list[str]:
         "",
         f"- machine: {m['platform']}; {m['cpu_model']}; os.cpu_count() = {m['cpu_count']}; {memory}; "
         f"Python {run['python']['version']}",
+        f"- source: commit {run['source']['git_commit'] or '?'}"
+        + {True: ", ragbook/ modified in the work tree", False: "", None: ""}[run["source"]["ragbook_modified"]],
         "- libraries: " + ", ".join(f"{k} {v}" for k, v in run["libraries"].items() if v is not None),
         f"- load average (1, 5, 15 min) at the start {loads(run['load_average_start'])}, at the end "
         f"{loads(run['load_average_end'])}"

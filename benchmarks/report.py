@@ -115,6 +115,24 @@ def versions(distributions) -> dict[str, str | None]:
     return out
 
 
+def source_version() -> dict:
+    """The project's git commit and whether ragbook/ differed from it when the run started (None outside git)."""
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # read only: never take the index lock
+
+    def git(*args):
+        try:
+            done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    status = git("status", "--porcelain", "--", "ragbook")
+    return {"git_commit": git("rev-parse", "HEAD"), "ragbook_modified": None if status is None else bool(status)}
+
+
 def run_info(benchmark: str, argv: list[str] | None, arguments: dict, distributions) -> dict:
     """The "run" block of a results file: date, command, machine, versions and the load average at start."""
     import platform
@@ -139,6 +157,7 @@ def run_info(benchmark: str, argv: list[str] | None, arguments: dict, distributi
         },
         "python": {"version": platform.python_version(), "implementation": platform.python_implementation()},
         "libraries": versions(distributions),
+        "source": source_version(),
         "load_average_start": load_average(),
         "load_average_end": None,
         "duration_s": None,
