@@ -20,6 +20,8 @@ import sys
 import time
 from typing import Sequence
 
+from . import validate
+
 from .documents import load_corpus, read_folder
 from .glossary import ASTRONOMY, Glossary
 from .pipeline import CHUNKERS, READERS, RETRIEVERS, RAGPipeline
@@ -175,6 +177,8 @@ def _evaluate(args, out) -> int:
 def main(argv: Sequence[str] | None = None, out=None) -> int:
     """Run the tool; returns the exit status (0 on success, 2 for bad input)."""
     out = out or sys.stdout
+    if argv is not None:
+        argv = validate.texts(argv, "argv")
     args = build_parser().parse_args(argv)
     try:
         return _ask(args, out) if args.command == "ask" else _evaluate(args, out)

@@ -38,6 +38,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import validate
+
 __all__ = [
     "MiniLMEncoder",
     "load_minilm",
@@ -173,8 +175,7 @@ class MiniLMEncoder:
 
     def tokenize(self, text: str) -> list[str]:
         """The WordPiece tokens the model reads for ``text``: ``[CLS] ... [SEP]``, at most 256 of them."""
-        if not isinstance(text, str):
-            raise TypeError(f"tokenize expects a str, got {type(text).__name__}")
+        validate.text(text, "text")
         return list(self._tokenizer.encode(text).tokens)
 
     def encode(self, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
@@ -184,14 +185,8 @@ class MiniLMEncoder:
         padded to a similar length, and returned in the input order. An empty list gives shape (0, 384);
         an empty string is allowed (it encodes ``[CLS] [SEP]``). Tokens past the 256th are ignored.
         """
-        if isinstance(texts, (str, bytes)):
-            raise TypeError("encode expects a sequence of str, got a single string; wrap it in a list")
-        texts = list(texts)
-        for position, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"encode expects str items, got {type(text).__name__} at position {position}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        texts = validate.texts(texts, "texts")
+        batch_size = validate.k(batch_size, "batch_size")
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
         if not texts:
             return out
@@ -260,6 +255,8 @@ class CachedEncoder:
         fingerprint = getattr(encoder, "fingerprint", None)
         if not isinstance(fingerprint, str) or not fingerprint:
             raise TypeError("CachedEncoder needs an encoder with a 'fingerprint' string that names its model")
+        if not callable(getattr(encoder, "encode", None)):
+            raise TypeError(f"CachedEncoder needs an encoder with an encode(texts) method, got {encoder!r}")
         self.encoder = encoder
         self.fingerprint = fingerprint
         self.directory = Path(directory) if directory is not None else cache_directory()
@@ -272,16 +269,14 @@ class CachedEncoder:
 
     def path_for(self, texts: Sequence[str]) -> Path:
         digest = hashlib.sha256(self.fingerprint.encode())
-        for text in texts:
+        for text in validate.texts(texts, "texts"):
             data = text.encode("utf-8")
             digest.update(len(data).to_bytes(8, "little"))
             digest.update(data)
         return self.directory / f"vectors-{digest.hexdigest()}.npy"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        if isinstance(texts, (str, bytes)):
-            raise TypeError("encode expects a sequence of str, got a single string; wrap it in a list")
-        texts = list(texts)
+        texts = validate.texts(texts, "texts")
         path = self.path_for(texts)
         if path.exists():
             try:
@@ -313,7 +308,7 @@ class CachedEncoder:
 
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
         encode = getattr(self.encoder, "encode_queries", self.encoder.encode)
-        return encode(queries)
+        return encode(validate.texts(queries, "queries"))
 
     def __repr__(self) -> str:
         return f"CachedEncoder({self.encoder!r}, directory={str(self.directory)!r})"

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
+from . import validate
+
 __all__ = ["Raises", "Case", "Exercise", "Verdict", "EXERCISES", "check", "register"]
 
 
@@ -120,6 +122,8 @@ EXERCISES: dict[str, Exercise] = {}
 
 def register(exercise: Exercise) -> Exercise:
     """Add an exercise to :data:`EXERCISES` under its name (names are unique)."""
+    if not isinstance(exercise, Exercise):
+        raise TypeError(f"register takes an Exercise, got {type(exercise).__name__}")
     if exercise.name in EXERCISES:
         raise ValueError(f"an exercise named {exercise.name!r} is already registered")
     EXERCISES[exercise.name] = exercise
@@ -128,6 +132,7 @@ def register(exercise: Exercise) -> Exercise:
 
 def check(name: str, function: Callable) -> Verdict:
     """Run the hidden cases of exercise ``name`` against ``function`` and return the verdict."""
+    validate.text(name, "name")
     if name not in EXERCISES:
         known = ", ".join(sorted(EXERCISES))
         raise KeyError(f"no exercise named {name!r}; the exercises are: {known}")

@@ -15,13 +15,14 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import numbers
 import os
 import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
+
+from . import validate
 
 __all__ = [
     "BeirData",
@@ -202,9 +203,13 @@ def _check_text_id(value: object, what: str) -> str:
 
 
 def _check_relevance(value: object, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{where}: relevance must be an int, got {type(value).__name__} {value!r}")
-    return int(value)
+    return validate.whole(value, f"{where}: relevance")
+
+
+def _mapping(value: object, name: str, what: str) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping {what}, got {type(value).__name__}")
+    return value
 
 
 def write_beir(
@@ -222,6 +227,10 @@ def write_beir(
     one corpus file where the other already exists raises, since the folder would be ambiguous.
     """
     _check_split(split)
+    _mapping(corpus, "corpus", "from document id to {'title': ..., 'text': ...}")
+    _mapping(queries, "queries", "from query id to text")
+    _mapping(qrels, "qrels", "from query id to {document id: relevance}")
+    validate.flag(compress, "compress")
     if not corpus:
         raise ValueError("corpus is empty; a BEIR folder needs at least one document")
     if not queries:
@@ -249,6 +258,7 @@ def write_beir(
         _check_text_id(qid, "a query id in qrels")
         if qid not in queries:
             raise ValueError(f"qrels mention query {qid!r}, which is not in queries")
+        _mapping(judged, f"the qrels of query {qid!r}", "from document id to relevance")
         if not judged:
             raise ValueError(f"qrels of query {qid!r} are empty; leave the query out of qrels instead")
         for docid, relevance in judged.items():
@@ -325,12 +335,7 @@ def read_trec_run(path: str | os.PathLike[str]) -> dict[str, list[tuple[str, flo
 
 
 def _score(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{where}: score must be a real number, got {type(value).__name__} {value!r}")
-    score = float(value)
-    if not math.isfinite(score):
-        raise ValueError(f"{where}: score must be finite, got {score!r}")
-    return score
+    return validate.real(value, f"{where}: score")
 
 
 def write_trec_run(
@@ -345,11 +350,13 @@ def write_trec_run(
     a docid repeated within a query, or an empty run raise.
     """
     _check_trec_id(tag, "the run tag")
+    _mapping(run, "run", "from query id to a list of (docid, score) pairs")
     if not run:
         raise ValueError("the run is empty; there is nothing to write")
     lines = []
     for qid, ranking in run.items():
         _check_trec_id(qid, "a query id")
+        ranking = validate.sequence(ranking, f"the ranking of query {qid!r}", "(docid, score) pairs")
         if not ranking:
             raise ValueError(f"the ranking of query {qid!r} is empty; leave the query out of the run instead")
         seen: set[str] = set()
@@ -399,11 +406,13 @@ def write_trec_qrels(path: str | os.PathLike[str], qrels: Mapping[str, Mapping[s
     Ids must be non-empty and without whitespace and relevances ints; a query with no judgments or
     empty qrels raise, since the file could not hold them.
     """
+    _mapping(qrels, "qrels", "from query id to {document id: relevance}")
     if not qrels:
         raise ValueError("the qrels are empty; there is nothing to write")
     lines = []
     for qid, judged in qrels.items():
         _check_trec_id(qid, "a query id")
+        _mapping(judged, f"the qrels of query {qid!r}", "from document id to relevance")
         if not judged:
             raise ValueError(f"the qrels of query {qid!r} are empty; leave the query out instead")
         for docid, relevance in judged.items():

@@ -20,6 +20,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
+from . import validate
+
 from .text import analyze
 
 __all__ = ["Glossary", "ASTRONOMY"]
@@ -34,6 +36,8 @@ class Glossary:
     """
 
     def __init__(self, definitions: Mapping[str, str]):
+        if not isinstance(definitions, Mapping):
+            raise TypeError(f"definitions must map terms to definitions, got {type(definitions).__name__}")
         if not definitions:
             raise ValueError("a glossary needs at least one definition")
         checked: dict[str, str] = {}
@@ -66,7 +70,7 @@ class Glossary:
 
     def terms_in(self, question: str) -> list[str]:
         """The glossed terms of ``question``, each once, in order of first occurrence."""
-        return [t for t in dict.fromkeys(analyze(question)) if t in self.definitions]
+        return [t for t in dict.fromkeys(analyze(validate.text(question, "question"))) if t in self.definitions]
 
     def __call__(self, question: str) -> str:
         if not isinstance(question, str):

@@ -233,7 +233,7 @@ def test_write_beir_errors(tmp_path):
         write_beir(tmp_path, CORPUS, QUERIES, {"q9": {"d1": 1}})
     with pytest.raises(ValueError, match="exactly 'title' and 'text'"):
         write_beir(tmp_path, {"d1": {"text": "no title"}}, QUERIES, QRELS)
-    with pytest.raises(TypeError, match=r"relevance must be an int, got float 1\.0"):
+    with pytest.raises(TypeError, match=r"relevance must be a whole number, got 1\.0 of type float"):
         write_beir(tmp_path, CORPUS, QUERIES, {"q1": {"d1": 1.0}})
     with pytest.raises(ValueError, match="tab or line break"):
         write_beir(tmp_path, CORPUS, QUERIES, {"q1": {"d\t1": 1}})
@@ -339,9 +339,9 @@ def test_write_trec_run_errors(tmp_path):
         write_trec_run(path, {"q1": [("a", 0.5)]}, tag="my run")
     with pytest.raises(ValueError, match="ranking of query 'q1' is empty"):
         write_trec_run(path, {"q1": []})
-    with pytest.raises(ValueError, match="score must be finite"):
+    with pytest.raises(ValueError, match="score must be a finite number, got nan"):
         write_trec_run(path, {"q1": [("a", float("nan"))]})
-    with pytest.raises(TypeError, match="score must be a real number, got str"):
+    with pytest.raises(TypeError, match="score must be a finite number, got '0.5' of type str"):
         write_trec_run(path, {"q1": [("a", "0.5")]})
     with pytest.raises(ValueError, match=r"\(docid, score\) pair"):
         write_trec_run(path, {"q1": [("a", 0.5, "extra")]})
@@ -392,7 +392,7 @@ def test_empty_qrels_file(tmp_path):
 
 def test_write_trec_qrels_errors(tmp_path):
     path = tmp_path / "out.qrels"
-    with pytest.raises(TypeError, match=r"relevance must be an int, got bool True"):
+    with pytest.raises(TypeError, match=r"relevance must be a whole number, got True of type bool"):
         write_trec_qrels(path, {"q1": {"d1": True}})
     with pytest.raises(ValueError, match="contains whitespace"):
         write_trec_qrels(path, {"q 1": {"d1": 1}})
