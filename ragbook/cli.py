@@ -21,7 +21,6 @@ import time
 from typing import Sequence
 
 from . import validate
-
 from .documents import load_corpus, read_folder
 from .glossary import ASTRONOMY, Glossary
 from .pipeline import CHUNKERS, READERS, RETRIEVERS, RAGPipeline

@@ -21,7 +21,6 @@ from types import MappingProxyType
 from typing import Mapping
 
 from . import validate
-
 from .text import analyze
 
 __all__ = ["Glossary", "ASTRONOMY"]

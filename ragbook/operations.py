@@ -36,12 +36,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+from . import validate
 from .bm25 import BM25
 from .chunking import Chunk, sentence_chunks
 from .documents import Document, parse_markdown
 from .pipeline import Answer, answer_question
 from .prompts import Prompt, count_tokens
-from . import validate
 
 __all__ = [
     "ACCESS_LEVELS",

@@ -15,8 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .sampling import softmax
 from . import validate
+from .sampling import softmax
 
 __all__ = [
     "retrieval_distribution",

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .text import analyze, normalize, split_sentences, tokenize
 from . import validate
+from .text import analyze, normalize, split_sentences, tokenize
 
 __all__ = ["CITATION", "citations", "is_grounded", "ClaimCheck", "check_claim", "check_answer", "numbers_in"]
 
