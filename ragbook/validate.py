@@ -148,6 +148,8 @@ def finite_array(values: object, name: str, ndim: int | None = None, dtype=np.fl
         raise ValueError(f"{name} is empty; it needs at least one number")
     if array.dtype.kind == "f":
         bad = ~np.isfinite(array)
+        if bad.any() and array.ndim == 0:
+            raise ValueError(f"{name} must be a finite number, got {values!r}")
         if bad.any():
             where = tuple(int(i) for i in np.argwhere(bad)[0])
             position = where[0] if len(where) == 1 else where
