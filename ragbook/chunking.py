@@ -200,6 +200,8 @@ def token_windows(documents, size: int, overlap: int = 0, headers: bool = True, 
     """
     size, overlap = _check_window(size, overlap)
     encoding = encoding or cl100k_encoding()
+    if not callable(getattr(encoding, "encode_ordinary", None)):
+        raise TypeError(f"encoding must be a tiktoken encoding (with encode_ordinary), got {encoding!r}")
     chunks = []
     for document in _as_documents(documents):
         units = _units(document, lambda text: _token_ranges(encoding, text))

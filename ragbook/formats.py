@@ -97,7 +97,8 @@ def _folder(folder: str | os.PathLike[str]) -> Path:
 
 
 def _check_split(split: str) -> None:
-    if not isinstance(split, str) or not split or split in {".", ".."} or "/" in split or "\\" in split:
+    validate.text(split, "split")
+    if not split or split in {".", ".."} or "/" in split or "\\" in split:
         raise ValueError(f"split must be a plain file name such as 'test' or 'dev', got {split!r}")
 
 

@@ -329,6 +329,9 @@ class ChatClient:
 
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
                  temperature: float = 0.0, timeout: float = 30.0, retries: int = 3, backoff: float = 0.5):
+        for name, value in (("base_url", base_url), ("model", model), ("api_key", api_key)):
+            if value is not None:
+                validate.text(value, name)
         self.base_url = (base_url or os.environ.get("RAGBOOK_BASE_URL") or "").rstrip("/")
         self.model = model or os.environ.get("RAGBOOK_MODEL") or ""
         self._api_key = api_key if api_key is not None else os.environ.get("RAGBOOK_API_KEY", "")

@@ -145,7 +145,8 @@ def mean_reciprocal_rank(rankings: Sequence[Sequence[int]], relevants: Sequence[
 
     ``rankings`` and ``relevants`` are paired by position and must have the same, non-zero, length.
     """
-    rankings, relevants = list(rankings), list(relevants)
+    rankings = validate.sequence(rankings, "rankings", "rankings (sequences of chunk ids)")
+    relevants = validate.sequence(relevants, "relevants", "sets of chunk ids")
     if len(rankings) != len(relevants):
         raise ValueError(f"got {len(rankings)} rankings but {len(relevants)} relevant sets; they pair by position")
     if not rankings:
@@ -309,6 +310,7 @@ class RetrievalReport:
 
     def per_question(self, metric: str) -> np.ndarray:
         """The values of ``metric``, one per question of ``question_ids``."""
+        validate.text(metric, "metric")
         if metric not in self.values:
             raise ValueError(f"unknown metric {metric!r}; this report has {', '.join(self.values)}")
         return self.values[metric]
@@ -323,6 +325,7 @@ class RetrievalReport:
 
     def table(self, confidence: float = 0.95) -> str:
         """A text table: each metric with its mean and bootstrap interval, then the question counts."""
+        _check_bootstrap(confidence, 1)
         head = f"{confidence:.0%} interval"
         rows = [f"{'metric':<10} {'mean':>6}  {head}"]
         for metric in self.values:

@@ -147,6 +147,7 @@ def answer_question(question: str, chunks: Sequence[Chunk], documents: Sequence[
     keeps the question as asked. ``threshold`` is the support share each claim needs (chapter 12).
     """
     question = validate.query(question, "question", terms=False)
+    threshold = validate.real(threshold, "threshold", minimum=0, maximum=1)
     query = rewrite(question) if rewrite is not None else question
     hits = retriever.search(query, k, allowed=None if allowed is None else list(allowed))
     chosen = [chunks[i] for i, _ in hits]

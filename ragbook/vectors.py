@@ -68,6 +68,7 @@ class SearchResult:
 
     def ranking(self, row: int = 0) -> list[tuple[int, float]]:
         """The (id, score) pairs of one query, best first, without the padding of short results."""
+        row = validate.whole(row, "row", minimum=0, maximum=self.ids.shape[0] - 1)
         keep = self.ids[row] >= 0
         return [(int(i), float(s)) for i, s in zip(self.ids[row][keep], self.scores[row][keep])]
 
