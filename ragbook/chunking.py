@@ -243,7 +243,7 @@ def sentence_chunks(documents, max_words: int = 100, headers: bool = True) -> li
     A sentence is added to the current chunk unless that would exceed the limit, in which case it starts
     the next chunk. A single sentence longer than the limit becomes a chunk of its own (it is not cut).
     """
-    max_words = _check_limit(max_words)
+    _check_limit(max_words)
     chunks = []
     for document in _as_documents(documents):
         for section in document.sections:
@@ -299,7 +299,7 @@ def recursive_chunks(documents, max_words: int = 100, headers: bool = True) -> l
     sentences and sentences into words, each level only where the previous one is still too long. The
     resulting pieces are then packed greedily, in order, back up to ``max_words`` within each section.
     """
-    max_words = _check_limit(max_words)
+    _check_limit(max_words)
     chunks = []
     for document in _as_documents(documents):
         for section in document.sections:
