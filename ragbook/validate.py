@@ -146,14 +146,13 @@ def finite_array(values: object, name: str, ndim: int | None = None, dtype=np.fl
         raise ValueError(f"{name} must have {ndim} dimension{'s' if ndim != 1 else ''}, got shape {array.shape}")
     if not allow_empty and array.size == 0:
         raise ValueError(f"{name} is empty; it needs at least one number")
-    if array.dtype.kind == "f":
-        bad = ~np.isfinite(array)
-        if bad.any() and array.ndim == 0:
+    bad = ~np.isfinite(array) if array.dtype.kind == "f" else None
+    if bad is not None and bad.any():
+        if array.ndim == 0:
             raise ValueError(f"{name} must be a finite number, got {values!r}")
-        if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            position = where[0] if len(where) == 1 else where
-            raise ValueError(f"{name} must be finite numbers (no nan or inf), got {array[where]!r} at position {position}")
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        position = where[0] if len(where) == 1 else where
+        raise ValueError(f"{name} must be finite numbers (no nan or inf), got {array[where]!r} at position {position}")
     return array
 
 
