@@ -157,8 +157,10 @@ def _windows(document: Document, units: list, size: int, overlap: int, headers: 
 def word_windows(documents, size: int, overlap: int = 0, headers: bool = True) -> list[Chunk]:
     """Fixed windows of ``size`` words with ``overlap`` words shared by neighbours.
 
-    Words are whitespace-separated, taken from the lead and the sections in order (headings excluded);
-    a window may run across a section boundary, and its header names the section it starts in. Windows
+    Words are whitespace-separated, taken from the lead and the sections in order; heading lines are not
+    counted. A window may run across a section boundary, and its header names the section it starts in.
+    A chunk is one character range, so such a window's text also holds the heading line between the two
+    sections (``## Discovery and naming``), which is indexed and shown with it. Windows
     start at 0, s, 2s, ... (s = size - overlap) and stop once a window reaches the end of the document,
     so a document of n words gets :func:`chunk_count` (n, size, overlap) windows.
     """

@@ -3,8 +3,8 @@
 :func:`answer_question` runs one question through retrieval, prompt assembly, generation and the grounding
 checks. :class:`RAGPipeline` wraps the same steps in the shape many tutorials use: ``index(documents)``
 then ``query(question, k)``. :func:`evaluate_answers` splits end-to-end accuracy into the retriever's
-recall r and the generator's accuracy with (a) and without (b) the evidence in the prompt, as in chapter 1:
-accuracy = r a + (1 - r) b.
+recall r and the generator's accuracy with (a) and without (b) the evidence in the prompt, the decomposition
+of :mod:`ragbook.composition`: accuracy = r a + (1 - r) b.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ class Answer:
 
     @property
     def supported(self) -> bool:
-        """Not an abstention, at least one claim, and every claim passes the checks of chapter 12."""
+        """Not an abstention, at least one claim, and every claim passes :func:`ragbook.verification.check_claim`."""
         return not self.abstained and bool(self.checks) and all(c.supported for c in self.checks)
 
 
@@ -144,7 +144,8 @@ def answer_question(question: str, chunks: Sequence[Chunk], documents: Sequence[
 
     ``allowed`` restricts retrieval to the chunks a user may read, before ranking (chapter 15). ``rewrite``
     (a :class:`~ragbook.glossary.Glossary`, say) turns the question into the retrieval query; the prompt
-    keeps the question as asked. ``threshold`` is the support share each claim needs (chapter 12).
+    keeps the question as asked. ``threshold`` is the support share each claim needs
+    (:func:`ragbook.verification.check_claim`).
     """
     question = validate.query(question, "question", terms=False)
     threshold = validate.real(threshold, "threshold", minimum=0, maximum=1)

@@ -3,7 +3,7 @@
 Retrieved text is data written by someone else. Each source sits between ``<source n="1" ...>`` and
 ``</source>``, and the characters ``&``, ``<`` and ``>`` inside it are escaped, so no source can close its
 own block or open another: whatever it says, "ignore previous instructions" included, stays inside its
-delimiters. (Delimiters tell the model what is data; they do not make it obey. Chapter 15 tests that.)
+delimiters. (Delimiters tell the model what is data; they do not make it obey.)
 
 The budget: evidence = context limit - instructions and history - question - output reserve - margin.
 Packing takes the longest prefix of the ranked sources that fits, so a lower-ranked chunk never displaces a

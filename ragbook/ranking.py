@@ -1,14 +1,16 @@
-"""Turning a score per chunk into a ranking: the top k, ties broken by chunk id (chapters 5 and 15).
+"""Turning a score per chunk into a ranking: the top k, ties broken by chunk id.
 
-Every retriever ranks the same way, so that rankings are deterministic and comparable:
+Every retriever (:mod:`ragbook.bm25`, :mod:`ragbook.tfidf`, :mod:`ragbook.vectors`) ranks the same way, so
+that rankings are deterministic and comparable:
 
 - chunks are ordered by score, highest first, and equal scores by chunk id, lowest first;
 - the ranking covers every candidate, so chunks that score 0 follow in id order (a threshold on the
   score, not the ranking, decides that nothing matched);
 - k larger than the number of candidates returns them all; k < 1 is an error, and so is a score that is
   nan or infinite;
-- ``allowed`` restricts the candidates *before* ranking (permissions, chapter 15): the result is the top k
-  among the allowed chunks, never a global top k filtered afterwards, which could come back short or empty.
+- ``allowed`` restricts the candidates *before* ranking (permissions, :func:`ragbook.operations.allowed_chunks`):
+  the result is the top k among the allowed chunks, never a global top k filtered afterwards, which could
+  come back short or empty.
 """
 from __future__ import annotations
 

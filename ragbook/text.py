@@ -1,6 +1,6 @@
 """The analyzer the whole book uses: normalisation, tokens, stopwords, sentences and phrases.
 
-Derived in chapter 1 (notation) and used from chapter 3 on. One analyzer for chunks and queries alike:
+Introduced in chapter 2 and used from chapter 3 on. One analyzer for chunks and queries alike:
 retrieval compares the two, so they must be cut into terms the same way.
 
 - ``normalize``: Unicode NFKD, accents stripped, lowercased, typographic quotes and dashes made plain.
