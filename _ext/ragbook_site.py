@@ -6,6 +6,8 @@ fonts and the "full" build contains every TeX extension, so nothing is fetched f
 
 Bibliography: ``bibtex_default_style: authoryear`` labels each entry the way the text cites it,
 "Cormack et al., 2009", sorted by author and year.
+
+Scripts: every page lists each script once (see :func:`drop_duplicate_scripts`).
 """
 from __future__ import annotations
 
@@ -84,7 +86,25 @@ register_plugin("pybtex.style.labels", "authoryear", AuthorYearLabelStyle)
 register_plugin("pybtex.style.formatting", "authoryear", AuthorYearStyle)
 
 
+def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> None:
+    """Each script once: sphinx-thebe's inline configuration is otherwise added twice under Sphinx 7.4, and
+    the second copy fails in the browser ("Identifier 'THEBE_JS_URL' has already been declared")."""
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for script in scripts:
+        # an inline script is registered once with filename None and once with "": the same script
+        key = (str(getattr(script, "filename", script) or ""),
+               tuple(sorted(getattr(script, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
 def setup(app):
     mathjax_source()  # fail at the start of the build, not at its end, when the package is missing
     app.connect("build-finished", copy_mathjax)
+    app.connect("html-page-context", drop_duplicate_scripts, priority=900)  # after the themes add theirs
     return {"parallel_read_safe": True, "parallel_write_safe": True}
