@@ -74,6 +74,7 @@ chromium:
 	    echo "== Chromium is missing: apt-get update && apt-get install -y chromium"; \
 	    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null || exit 1; \
+	    test -x "$(CHROMIUM)" || { echo "apt-get installed chromium, but $(CHROMIUM) is not there" >&2; exit 1; }; \
 	  else \
 	    echo "make browser needs Chromium at $(CHROMIUM). Install it as root with" >&2; \
 	    echo "    apt-get update && apt-get install -y chromium" >&2; \
