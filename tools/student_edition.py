@@ -86,7 +86,8 @@ def starter_cell_source(removed: Removed) -> str | None:
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and node.name == function:
                 arguments = ast.unparse(node.args)
-    return (f"# {removed.label}: write {function} here, then run this cell to have it graded.\n"
+    return (f"# {removed.label}: write {function} here.\n"
+            "# Running this cell grades it.\n"
             "from ragbook.exercises import check\n\n\n"
             f"def {function}({arguments}):\n"
             '    raise NotImplementedError("your solution")\n\n\n'
