@@ -121,11 +121,18 @@ def main(argv=None) -> int:
         notebook_words = notebook_text(notebook) if notebook.is_file() else ""
         if name.parts[0] == "chapters" and not notebook.is_file():
             problems.append(f"{name}: no student notebook {notebook}")
+        # the page's download button offers its source notebook
+        download = student_html / "_sources" / name.with_suffix(".ipynb")
+        download_words = notebook_text(download) if download.is_file() else ""
+        if name.parts[0] == "chapters" and not download.is_file():
+            problems.append(f"{name}: the student site has no downloadable notebook {download}")
         for line in sorted(lines):
             if line in student_text:
                 problems.append(f"{name}: solution text in the student page: {line[:90]!r}")
             if line in notebook_words:
                 problems.append(f"{notebook.name}: solution text in the student notebook: {line[:90]!r}")
+            if line in download_words:
+                problems.append(f"{download.name}: solution text in the site's downloadable notebook: {line[:90]!r}")
         book_exercises, student_exercises = exercises(book), exercises(student)
         totals["exercises"] += len(book_exercises)
         for label, text in book_exercises.items():
