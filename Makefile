@@ -88,11 +88,12 @@ browser: $(STAMP) chromium
 	@test -f _build/html/intro.html || $(MAKE) --no-print-directory book
 	$(BIN)/python tools/browser_check.py --site _build/html --out _build/screenshots --chromium $(CHROMIUM)
 
-student-check: $(STAMP)
+student-check: $(STAMP) chromium
 	@echo "== 6/7 the student edition: no solution text, every exercise, every graded check grades"
 	@test -f _build/html/intro.html || $(MAKE) --no-print-directory book
 	$(BIN)/python tools/student_edition.py --out _build/student
 	$(BIN)/python tools/check_student.py --book _build/html --student _build/student
+	$(BIN)/python tools/browser_check.py --site _build/student/html --out _build/screenshots/student --chromium $(CHROMIUM)
 
 binder-check:
 	@echo "== 7/7 Binder's environment: a fresh venv of runtime.txt's Python from requirements.txt, chapter 1 in it"
