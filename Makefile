@@ -1,7 +1,13 @@
 # The book and its checks. Every target creates and uses its own virtual environment (.venv).
-#   make book                          build the HTML book into _build/html
+#   make book                          build the instructor's edition (with solutions) into _build/html
+#   make student                       build the student edition, every solution removed: the site into
+#                                      _build/student/html, the notebooks into _build/student/notebooks
 #   make test                          every check, in order, stopping at the first failure; the unit tests
 #                                      and nbval run twice, the second time under another CPU profile
+#   make browser                       open every page of _build/html in headless Chromium, offline
+#                                      (installs Debian's chromium when it is missing and you are root)
+#   make binder-check                  a fresh Python 3.11 environment from requirements.txt only, as Binder
+#                                      builds it, runs chapter 1
 #   make notebook CH=chapters/01_open_book.md   regenerate and re-execute one chapter's notebook
 #   make notebooks                     the same for every chapter
 PYTHON ?= python3
@@ -11,8 +17,9 @@ STAMP  := $(VENV)/.installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=no
 # The second CPU profile (tools/cpu_profile.py): another BLAS kernel, one thread, numpy without AVX-512.
 PROFILE2 = env $$($(BIN)/python tools/cpu_profile.py --env)
+CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: book test unit pairs nbval build notebook notebooks clean
+.PHONY: book student test unit pairs nbval build browser chromium student-check binder-check notebook notebooks clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,36 +30,74 @@ $(STAMP): requirements.txt pyproject.toml
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
+student: $(STAMP)
+	$(BIN)/python tools/student_edition.py --out _build/student
+
 test: $(STAMP)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory pairs
 	@$(MAKE) --no-print-directory nbval
 	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory browser
+	@$(MAKE) --no-print-directory student-check
+	@$(MAKE) --no-print-directory binder-check
 
 unit: $(STAMP)
-	@echo "== 1/4 unit and property tests of ragbook, on this machine as it is"
+	@echo "== 1/7 unit and property tests of ragbook, on this machine as it is"
 	@$(BIN)/python tools/cpu_profile.py --show
 	$(BIN)/pytest tests -q
-	@echo "== 1/4 the same tests under the second CPU profile"
+	@echo "== 1/7 the same tests under the second CPU profile"
 	@$(PROFILE2) $(BIN)/python tools/cpu_profile.py --show --expect-profile
 	$(PROFILE2) $(BIN)/pytest tests -q
 
 pairs: $(STAMP)
-	@echo "== 2/4 every chapters/*.md regenerates exactly its committed .ipynb"
+	@echo "== 2/7 every chapters/*.md regenerates exactly its committed .ipynb"
 	@PATH=$(abspath $(BIN)):$$PATH sh tools/check_pairs.sh
 
 nbval: $(STAMP)
-	@echo "== 3/4 nbval: every chapter re-executed in a fresh kernel, outputs compared, on this machine as it is"
+	@echo "== 3/7 nbval: every chapter re-executed in a fresh kernel, outputs compared, on this machine as it is"
 	@$(BIN)/python tools/cpu_profile.py --show
 	$(BIN)/pytest $(NBVAL) chapters -q
-	@echo "== 3/4 nbval again under the second CPU profile: the stored outputs must hold there too"
+	@echo "== 3/7 nbval again under the second CPU profile: the stored outputs must hold there too"
 	@$(PROFILE2) $(BIN)/python tools/cpu_profile.py --show --expect-profile
 	$(PROFILE2) $(BIN)/pytest $(NBVAL) chapters -q
 
 build: $(STAMP)
-	@echo "== 4/4 the book builds with warnings as errors"
+	@echo "== 4/7 the book builds with warnings as errors"
 	rm -rf _build/html
 	$(BIN)/jupyter-book build . -W -n --keep-going
+
+# Chromium from Debian; installed here when it is missing and make runs as root (CI does).
+chromium:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "== Chromium is missing: apt-get update && apt-get install -y chromium"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null || exit 1; \
+	    test -x "$(CHROMIUM)" || { echo "apt-get installed chromium, but $(CHROMIUM) is not there" >&2; exit 1; }; \
+	  else \
+	    echo "make browser needs Chromium at $(CHROMIUM). Install it as root with" >&2; \
+	    echo "    apt-get update && apt-get install -y chromium" >&2; \
+	    echo "(or sudo ...), or name another build with CHROMIUM=/path/to/chromium." >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+browser: $(STAMP) chromium
+	@echo "== 5/7 every page in headless Chromium, served on 127.0.0.1 with every other host blocked"
+	@test -f _build/html/intro.html || $(MAKE) --no-print-directory book
+	$(BIN)/python tools/browser_check.py --site _build/html --out _build/screenshots --chromium $(CHROMIUM)
+
+student-check: $(STAMP) chromium
+	@echo "== 6/7 the student edition: no solution text, every exercise, every graded check grades"
+	@test -f _build/html/intro.html || $(MAKE) --no-print-directory book
+	$(BIN)/python tools/student_edition.py --out _build/student
+	$(BIN)/python tools/check_student.py --book _build/html --student _build/student
+	$(BIN)/python tools/browser_check.py --site _build/student/html --out _build/screenshots/student --chromium $(CHROMIUM)
+
+binder-check:
+	@echo "== 7/7 Binder's environment: a fresh venv of runtime.txt's Python from requirements.txt, chapter 1 in it"
+	sh tools/binder_check.sh chapters/01_open_book.ipynb
 
 notebook: $(STAMP)
 	@test -n "$(CH)" || { echo "usage: make notebook CH=chapters/NN_name.md"; exit 2; }

@@ -1,0 +1,162 @@
+"""Check the student edition against the instructor's: no solution text, every exercise, graded checks grade.
+
+usage: python tools/check_student.py [--book _build/html] [--student _build/student]
+
+Needs both builds (`make build` and `make student`). The solutions are taken from the instructor's site as
+rendered (every `div.solution`), independently of how tools/student_edition.py finds them, and each of their
+lines is looked for in the student site's text and in the student notebooks' cells and outputs.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+from bs4 import BeautifulSoup
+
+ROOT = Path(__file__).resolve().parent.parent
+MIN_LINE = 24  # shorter solution lines ("return total", "print(x)") may occur anywhere in a chapter
+STARTER = "student-starter"  # the tag of the cells tools/student_edition.py puts in place of graded solutions
+
+
+QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+
+
+def normal(text: str) -> str:
+    """One line of text with its white space collapsed and typographic quotes made plain."""
+    return re.sub(r"\s+", " ", text.translate(QUOTES)).strip()
+
+
+def page(path: Path) -> BeautifulSoup:
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    article = soup.find("article") or soup
+    for hidden in article.select(".headerlink"):
+        hidden.decompose()
+    return article
+
+
+def solution_lines(article: BeautifulSoup) -> set[str]:
+    """Distinctive lines of the page's solutions: long enough, and not found outside the solutions."""
+    lines = set()
+    for solution in article.select("div.solution"):
+        body = solution.select_one("section") or solution
+        lines |= {normal(line) for line in body.get_text("").split("\n") if len(normal(line)) >= MIN_LINE}
+    copy = BeautifulSoup(str(article), "html.parser")
+    for solution in copy.select("div.solution"):
+        solution.decompose()
+    outside = normal(copy.get_text(""))
+    return {line for line in lines if line not in outside}
+
+
+def notebook_text(path: Path) -> str:
+    notebook = nbformat.read(path, as_version=4)
+    parts = []
+    for cell in notebook.cells:
+        if STARTER in cell.get("metadata", {}).get("tags", []):
+            continue  # the stub the student edition adds; grade_starters checks it
+        parts.append(cell.source)
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", ""))
+            parts.extend(str(v) for v in output.get("data", {}).values())
+    return normal("\n".join(parts))
+
+
+def exercises(article: BeautifulSoup) -> dict[str, str]:
+    return {div.get("id", ""): normal(div.get_text("")) for div in article.select("div.exercise")}
+
+
+def grade_starters(path: Path) -> list[str]:
+    """Run each starter cell of a student notebook (a stub and its check call): it must return a verdict."""
+    from ragbook.exercises import Verdict
+
+    problems = []
+    for cell in nbformat.read(path, as_version=4).cells:
+        if STARTER not in cell.get("metadata", {}).get("tags", []):
+            continue
+        *body, last = cell.source.rstrip().split("\n")
+        namespace: dict = {}
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec("\n".join(body), namespace)  # noqa: S102 - the book's own generated cell
+            verdict = eval(last, namespace)  # noqa: S307
+        if not isinstance(verdict, Verdict) or verdict.total == 0 or verdict.passed == verdict.total:
+            problems.append(f"{path.name}: starter cell {cell.id} did not grade its stub: {verdict!r}")
+        elif not verdict.failures:
+            problems.append(f"{path.name}: starter cell {cell.id} names no failing case")
+    return problems
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--book", type=Path, default=ROOT / "_build" / "html")
+    parser.add_argument("--student", type=Path, default=ROOT / "_build" / "student")
+    args = parser.parse_args(argv)
+    student_html, student_notebooks = args.student / "html", args.student / "notebooks"
+    for folder, make in [(args.book, "make build"), (student_html, "make student"),
+                         (student_notebooks, "make student")]:
+        if not folder.is_dir():
+            raise SystemExit(f"{folder} is missing: run `{make}` first")
+    problems: list[str] = []
+    totals = {"pages": 0, "solutions": 0, "lines": 0, "exercises": 0, "starters": 0}
+    for book_page in sorted(args.book.glob("chapters/*.html")) + [args.book / "intro.html"]:
+        name = book_page.relative_to(args.book)
+        student_page = student_html / name
+        if not student_page.is_file():
+            problems.append(f"{name}: missing from the student site")
+            continue
+        book, student = page(book_page), page(student_page)
+        totals["pages"] += 1
+        totals["solutions"] += len(book.select("div.solution"))
+        lines = solution_lines(book)
+        totals["lines"] += len(lines)
+        if student.select("div.solution, .solution"):
+            problems.append(f"{name}: the student page still has {len(student.select('div.solution'))} solutions")
+        for starter in student.select(f"div.tag_{STARTER}"):
+            starter.decompose()
+        student_text = normal(student.get_text(""))
+        notebook = student_notebooks / name.with_suffix(".ipynb").name
+        notebook_words = notebook_text(notebook) if notebook.is_file() else ""
+        if name.parts[0] == "chapters" and not notebook.is_file():
+            problems.append(f"{name}: no student notebook {notebook}")
+        # the page's download button offers its source notebook
+        download = student_html / "_sources" / name.with_suffix(".ipynb")
+        download_words = notebook_text(download) if download.is_file() else ""
+        if name.parts[0] == "chapters" and not download.is_file():
+            problems.append(f"{name}: the student site has no downloadable notebook {download}")
+        for line in sorted(lines):
+            if line in student_text:
+                problems.append(f"{name}: solution text in the student page: {line[:90]!r}")
+            if line in notebook_words:
+                problems.append(f"{notebook.name}: solution text in the student notebook: {line[:90]!r}")
+            if line in download_words:
+                problems.append(f"{download.name}: solution text in the site's downloadable notebook: {line[:90]!r}")
+        book_exercises, student_exercises = exercises(book), exercises(student)
+        totals["exercises"] += len(book_exercises)
+        for label, text in book_exercises.items():
+            if label not in student_exercises:
+                problems.append(f"{name}: exercise {label} is missing from the student page")
+            elif student_exercises[label] != text:
+                problems.append(f"{name}: exercise {label} renders differently in the student page")
+    for notebook in sorted(student_notebooks.glob("*.ipynb")):
+        found = grade_starters(notebook)
+        problems += found
+        totals["starters"] += sum(STARTER in c.get("metadata", {}).get("tags", [])
+                                  for c in nbformat.read(notebook, as_version=4).cells)
+    print(f"student edition: {totals['pages']} pages, {totals['solutions']} solutions in the instructor's "
+          f"edition ({totals['lines']} distinctive lines looked for), {totals['exercises']} exercises, "
+          f"{totals['starters']} graded starter cells")
+    if totals["solutions"] == 0 or totals["exercises"] == 0 or totals["starters"] == 0:
+        problems.append("nothing to compare: the instructor's build has no solutions or exercises")
+    for problem in problems:
+        print("FAIL", problem)
+    if problems:
+        return 1
+    print("no solution text in the student site or notebooks; every exercise renders; every graded check grades")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
