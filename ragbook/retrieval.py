@@ -11,7 +11,7 @@ A retriever answers ``search(query, k=10, allowed=None)`` with a list of :class:
 
 BM25 and tf-idf (:mod:`ragbook.bm25`, :mod:`ragbook.tfidf`), dense retrieval over LSA or MiniLM vectors with
 exact or IVF search (:mod:`ragbook.dense`), hybrid fusion and reranking (:mod:`ragbook.fusion`) and the
-document store of chapter 15 (:mod:`ragbook.operations`) satisfy it, and so does any object a reader writes
+document store (:mod:`ragbook.operations`) satisfy it, and so does any object a reader writes
 with that method. Vector indexes (:mod:`ragbook.vectors`) are not retrievers: they take and return arrays.
 """
 from __future__ import annotations
