@@ -8,6 +8,7 @@ One module per idea; each docstring names the chapter that derives it.
 - :mod:`ragbook.documents`, :mod:`ragbook.labels`: the corpus, its sections and labelled questions.
 - :mod:`ragbook.chunking`: five chunkers and the count and cut-probability formulas.
 - :mod:`ragbook.formats`: BEIR folders and TREC run and qrels files.
+- :mod:`ragbook.retrieval`: the retriever contract (``search(query, k, allowed) -> list[Hit]``).
 - :mod:`ragbook.index`, :mod:`ragbook.tfidf`, :mod:`ragbook.bm25`, :mod:`ragbook.ranking`: sparse retrieval.
 - :mod:`ragbook.lsa`, :mod:`ragbook.embedder`, :mod:`ragbook.dense`: dense retrieval (LSA, MiniLM).
 - :mod:`ragbook.vectors`: exact and IVF vector search.

@@ -21,6 +21,7 @@ import numpy as np
 from . import validate
 from .index import InvertedIndex
 from .ranking import top_k, top_k_arrays
+from .retrieval import Hit
 from .text import analyze
 
 __all__ = ["BM25", "lucene_idf", "rsj_idf"]
@@ -99,8 +100,8 @@ class BM25:
             scores[self.doc_ids[start:end]] += self.weights[start:end]
         return scores
 
-    def search(self, query: str | Sequence[str], k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        """The top k (chunk id, score) pairs, ties by chunk id; ``allowed`` filters before ranking."""
+    def search(self, query: str | Sequence[str], k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]:
+        """The top k chunks as hits, ties by chunk id; ``allowed`` filters before ranking (see :mod:`ragbook.retrieval`)."""
         return top_k(self.scores(query), k, allowed)
 
     def search_arrays(self, query: str | Sequence[str], k: int = 10,

@@ -12,6 +12,7 @@ from typing import Iterable, Protocol, Sequence
 import numpy as np
 
 from . import validate
+from .retrieval import Hit, as_hits
 from .text import tokenize
 from .vectors import ExactIndex, IVFIndex
 
@@ -63,16 +64,16 @@ class DenseRetriever:
         """The cosine of every chunk with the query."""
         return self.exact.vectors @ _unit(self.encode_query(query))
 
-    def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        """The top k (chunk id, cosine) pairs; exact unless the retriever was built with IVF lists.
+    def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]:
+        """The top k chunks by cosine, as hits; exact unless the retriever was built with IVF lists.
 
         ``allowed`` restricts the candidates before ranking and always uses exact search, since an IVF
         probe could otherwise find no allowed chunk at all.
         """
         q = self.encode_query(query)
         if self.ivf is None or allowed is not None:
-            return self.exact.search_one(q, k, allowed)
-        return self.ivf.search(q, k, self.probes).ranking(0)
+            return as_hits(self.exact.search_one(q, k, allowed))
+        return as_hits(self.ivf.search(q, k, self.probes).ranking(0))
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

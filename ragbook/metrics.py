@@ -26,6 +26,7 @@ import numpy as np
 from . import validate
 from .formats import write_trec_run
 from .labels import Question, relevant_chunks
+from .retrieval import Hit
 
 __all__ = [
     "recall_at_k",
@@ -365,14 +366,14 @@ def _check_chunks(chunks: Sequence) -> None:
 def _check_results(results: object, question: Question, k: int, n_chunks: int) -> tuple[tuple[int, float], ...]:
     where = f"search for question {question.id!r}"
     if isinstance(results, (str, bytes)) or not isinstance(results, Iterable):
-        raise TypeError(f"{where} must return a list of (chunk id, score) pairs, got {type(results).__name__}")
-    results = list(results)
+        raise TypeError(f"{where} must return a list of hits (or (chunk id, score) pairs), got {type(results).__name__}")
+    results = [(entry.chunk_id, entry.score) if isinstance(entry, Hit) else entry for entry in results]
     if len(results) > k:
         raise ValueError(f"{where} returned {len(results)} results for k = {k}; it must return at most k")
     checked, seen, previous = [], set(), math.inf
     for rank, entry in enumerate(results, start=1):
         if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 2:
-            raise ValueError(f"{where}, rank {rank}: expected a (chunk id, score) pair, got {entry!r}")
+            raise ValueError(f"{where}, rank {rank}: expected a hit or a (chunk id, score) pair, got {entry!r}")
         chunk_id, score = entry
         if isinstance(chunk_id, bool) or not isinstance(chunk_id, numbers.Integral) or not 0 <= chunk_id < n_chunks:
             raise ValueError(f"{where}, rank {rank}: chunk id {chunk_id!r} is not a position in the {n_chunks} chunks")
@@ -390,14 +391,14 @@ def _check_results(results: object, question: Question, k: int, n_chunks: int) -
 
 def evaluate_retrieval(
     questions: Sequence[Question],
-    search: Callable[[str, int], Sequence[tuple[int, float]]],
+    search: Callable[[str, int], Sequence[Hit]],
     chunks: Sequence,
     ks: Sequence[int] = (1, 3, 5, 10),
     depth: int | None = None,
 ) -> RetrievalReport:
     """Run ``search(question.text, depth)`` for every answerable question and score it (chapter 9).
 
-    ``search`` returns at most ``depth`` (chunk id, score) pairs, best first; ``depth`` defaults to the
+    ``search`` returns at most ``depth`` hits (or (chunk id, score) pairs), best first; ``depth`` defaults to the
     largest k. Per question: :func:`recall_at_k` per evidence piece (via
     :func:`ragbook.labels.relevant_chunks`) for each k, :func:`reciprocal_rank` and :func:`ndcg_at_k` at 10
     with gain 1 for every chunk relevant to some piece. nDCG@10 counts ranks beyond the depth as misses,

@@ -42,6 +42,7 @@ from .chunking import Chunk, sentence_chunks
 from .documents import Document, parse_markdown
 from .pipeline import Answer, answer_question
 from .prompts import Prompt, count_tokens
+from .retrieval import Hit
 
 __all__ = [
     "ACCESS_LEVELS",
@@ -53,7 +54,7 @@ __all__ = [
     "load_org_corpus",
     "User",
     "allowed_chunks",
-    "Hit",
+    "StoreHit",
     "DocumentStore",
     "instruction_like",
     "log_entry",
@@ -251,8 +252,8 @@ def allowed_chunks(chunks: Sequence[Chunk], documents_meta: Mapping[str, Documen
 
 # ---- the store --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Hit:
-    """One search result: rank, score, the chunk, and the version and access level of its document."""
+class StoreHit:
+    """One result of :meth:`DocumentStore.search_for`: rank, score, the chunk, and its document's version and access."""
 
     rank: int
     score: float
@@ -379,22 +380,28 @@ class DocumentStore:
         self.rebuild_seconds = time.perf_counter() - start
 
     # -- searching ----------------------------------------------------------------------------------
-    def search(self, query: str, k: int, user: User) -> list[Hit]:
-        """The top k chunks among those ``user`` may read: the permission filter comes before ranking."""
+    def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]:
+        """The top k of the current chunks, as hits (the contract of :mod:`ragbook.retrieval`).
+
+        ``allowed`` holds ids of current chunks (:meth:`allowed` gives a user's); it filters before ranking.
+        """
         query = validate.query(query)
         k = validate.k(k)
-        if not isinstance(user, User):
-            raise TypeError(f"expected a User, got {type(user).__name__}")
         if self.retriever is None:
             return []
-        allowed = self.allowed(user)
+        return self.retriever.search(query, k, allowed=allowed)
+
+    def search_for(self, user: User, query: str, k: int = 10) -> list[StoreHit]:
+        """The top k chunks among those ``user`` may read, with their documents' versions and access levels."""
+        if not isinstance(user, User):
+            raise TypeError(f"expected a User, got {type(user).__name__}")
+        hits = self.search(query, k, allowed=self.allowed(user))
         meta = self.meta
-        ranked = self.retriever.search(query, k, allowed=allowed)
-        hits = []
-        for rank, (chunk_id, score) in enumerate(ranked, start=1):
-            chunk = self.chunks[chunk_id]
-            hits.append(Hit(rank, float(score), chunk, meta[chunk.doc_id].version, meta[chunk.doc_id].access))
-        return hits
+        found = []
+        for hit in hits:
+            chunk = self.chunks[hit.chunk_id]
+            found.append(StoreHit(hit.rank, hit.score, chunk, meta[chunk.doc_id].version, meta[chunk.doc_id].access))
+        return found
 
     def answer(self, question: str, user: User, generator: Callable[[Prompt], str], k: int = 5,
                budget: int | None = None, count: Callable[[str], int] = count_tokens) -> Answer:

@@ -20,6 +20,7 @@ from .documents import Document, parse_markdown
 from .generators import ABSTAIN, ExtractiveGenerator
 from .labels import Question, contains_span
 from .prompts import Prompt, build_prompt, count_tokens, pack_prompt, sources_from_chunks
+from .retrieval import Retriever
 from .verification import CITATION, ClaimCheck, check_answer
 
 __all__ = [
@@ -92,7 +93,7 @@ def make_chunks(documents: Sequence[Document], chunker: str = "sentences", words
 
 
 def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, lists: int | None = None,
-                   probes: int = 1, depth: int = 50, cache: bool = False):
+                   probes: int = 1, depth: int = 50, cache: bool = False) -> Retriever:
     """A retriever over the chunks' indexed text: one of :data:`RETRIEVERS`.
 
     ``lsa`` and ``embedder`` are dense (exact search, or IVF with ``lists`` and ``probes``); ``hybrid`` fuses
@@ -136,7 +137,7 @@ def idf_lookup(chunks: Sequence[Chunk]) -> Callable[[str], float]:
     return lambda term: float(index.idf[index.vocabulary[term]]) if term in index.vocabulary else unseen
 
 
-def answer_question(question: str, chunks: Sequence[Chunk], documents: Sequence[Document], retriever,
+def answer_question(question: str, chunks: Sequence[Chunk], documents: Sequence[Document], retriever: Retriever,
                     generator: Callable[[Prompt], str], k: int = 5, budget: int | None = None,
                     count: Callable[[str], int] = count_tokens, allowed: Iterable[int] | None = None,
                     threshold: float = 0.75, rewrite: Callable[[str], str] | None = None) -> Answer:
@@ -151,12 +152,12 @@ def answer_question(question: str, chunks: Sequence[Chunk], documents: Sequence[
     threshold = validate.real(threshold, "threshold", minimum=0, maximum=1)
     query = rewrite(question) if rewrite is not None else question
     hits = retriever.search(query, k, allowed=None if allowed is None else list(allowed))
-    chosen = [chunks[i] for i, _ in hits]
+    chosen = [chunks[hit.chunk_id] for hit in hits]
     sources = sources_from_chunks(chosen, documents)
     prompt = pack_prompt(question, sources, budget, count) if budget is not None else build_prompt(question, sources)
     used = len(prompt.sources)
-    retrieved = tuple(Retrieved(rank, float(score), label, chunk)
-                      for rank, ((_, score), (label, _), chunk) in enumerate(zip(hits[:used], sources, chosen), start=1))
+    retrieved = tuple(Retrieved(hit.rank, hit.score, label, chunk)
+                      for hit, (label, _), chunk in zip(hits[:used], sources, chosen))
     text = generator(prompt)
     checks = () if text.strip() == ABSTAIN else tuple(check_answer(text, [s.text for s in prompt.sources], threshold))
     return Answer(question, text, prompt, retrieved, checks)

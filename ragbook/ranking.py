@@ -19,6 +19,7 @@ from typing import Iterable
 import numpy as np
 
 from . import validate
+from .retrieval import Hit, as_hits
 
 __all__ = ["top_k", "top_k_arrays"]
 
@@ -58,7 +59,7 @@ def top_k_arrays(scores: np.ndarray, k: int, allowed: Iterable[int] | None = Non
     return (order if ids is None else ids[order]), values[order]
 
 
-def top_k(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-    """The k best (chunk id, score) pairs among the candidates, by score descending then id ascending."""
+def top_k(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[Hit]:
+    """The k best candidates as :class:`~ragbook.retrieval.Hit` records, by score descending then id ascending."""
     ids, values = top_k_arrays(scores, k, allowed)
-    return list(zip(ids.tolist(), values.tolist()))
+    return as_hits(zip(ids.tolist(), values.tolist()))

@@ -17,6 +17,7 @@ import numpy as np
 from . import validate
 from .index import InvertedIndex
 from .ranking import top_k
+from .retrieval import Hit
 from .text import analyze
 
 __all__ = ["TfIdf", "smoothed_idf"]
@@ -72,6 +73,6 @@ class TfIdf:
             scores[doc_ids[start:end]] += q * self.weights[start:end]
         return scores
 
-    def search(self, query: str | Sequence[str], k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        """The top k (chunk id, score) pairs, ties by chunk id; ``allowed`` filters before ranking."""
+    def search(self, query: str | Sequence[str], k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]:
+        """The top k chunks as hits, ties by chunk id; ``allowed`` filters before ranking (see :mod:`ragbook.retrieval`)."""
         return top_k(self.scores(query), k, allowed)

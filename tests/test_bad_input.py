@@ -72,7 +72,7 @@ def _rerank_search(query, k=10, allowed=None):
 
 
 def _store_search(query, k=10, allowed=None):
-    return store().search(query, k, USER)
+    return store().search_for(USER, query, k)
 
 
 # every retriever as a search(query, k) function, and whether it takes a sequence of terms as a query
@@ -155,7 +155,7 @@ def test_unknown_terms_score_zero_alike_as_a_string_or_as_terms(terms):
     for retriever in (BM, TF):
         for query in (" ".join(terms), terms):
             hits = retriever.search(query, 4)
-            assert [i for i, _ in hits] == [0, 1, 2, 3] and all(s == 0 for _, s in hits)
+            assert [h.chunk_id for h in hits] == [0, 1, 2, 3] and all(h.score == 0 for h in hits)
 
 
 # ---- k and other counts -----------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+from ragbook.retrieval import Hit
 from ragbook.chunking import sentence_chunks
 from ragbook.dense import DenseRetriever
 from ragbook.documents import load_corpus
@@ -71,13 +72,13 @@ def test_seed_004_fusion_with_c_10():
     bm25 = [1, 3, 2, 4]   # d1, d3, d2, d4
     dense = [2, 1, 4, 3]  # d2, d1, d4, d3
     fused = reciprocal_rank_fusion([bm25, dense], c=10)
-    assert [(i, round(s, 4)) for i, s in fused] == [(1, 0.1742), (2, 0.1678), (3, 0.1548), (4, 0.1484)]
-    assert fused[0][1] == pytest.approx(1 / 11 + 1 / 12)
+    assert [(h.chunk_id, round(h.score, 4)) for h in fused] == [(1, 0.1742), (2, 0.1678), (3, 0.1548), (4, 0.1484)]
+    assert fused[0].score == pytest.approx(1 / 11 + 1 / 12)
 
 
 def test_fusion_ties_missing_items_and_errors():
-    assert reciprocal_rank_fusion([[5, 3], [3, 5]]) == [(3, 1 / 61 + 1 / 62), (5, 1 / 61 + 1 / 62)]
-    assert reciprocal_rank_fusion([[(7, 9.5), (2, 1.0)], [(2, 0.9)]], c=0) == [(2, 1 / 2 + 1), (7, 1.0)]
+    assert reciprocal_rank_fusion([[5, 3], [3, 5]]) == [Hit(3, 1 / 61 + 1 / 62, 1), Hit(5, 1 / 61 + 1 / 62, 2)]
+    assert reciprocal_rank_fusion([[(7, 9.5), (2, 1.0)], [(2, 0.9)]], c=0) == [Hit(2, 1 / 2 + 1, 1), Hit(7, 1.0, 2)]
     with pytest.raises(ValueError, match="same chunk twice"):
         reciprocal_rank_fusion([[1, 1]])
     with pytest.raises(ValueError, match="at least one ranking"):
@@ -87,10 +88,10 @@ def test_fusion_ties_missing_items_and_errors():
 def test_raw_score_sums_let_the_larger_scale_decide():
     bm25 = [(0, 12.0), (1, 11.0), (2, 3.0)]
     dense = [(2, 0.95), (1, 0.90), (0, 0.10)]
-    assert [i for i, _ in score_sum_fusion([bm25, dense])] == [0, 1, 2]  # BM25's order, unchanged
+    assert [h.chunk_id for h in score_sum_fusion([bm25, dense])] == [0, 1, 2]  # BM25's order, unchanged
     balanced = normalized_score_fusion([bm25, dense], [0.5, 0.5])
-    assert [i for i, _ in balanced] == [1, 0, 2]
-    assert balanced[0][1] == pytest.approx(0.5 * (8 / 9) + 0.5 * (0.8 / 0.85))
+    assert [h.chunk_id for h in balanced] == [1, 0, 2]
+    assert balanced[0].score == pytest.approx(0.5 * (8 / 9) + 0.5 * (0.8 / 0.85))
 
 
 def test_rerank_and_hybrid_search():
@@ -98,11 +99,11 @@ def test_rerank_and_hybrid_search():
     dense = DenseRetriever(lsa, TEXTS)
     first = dense.search("Who discovered Triton?", 20)
     second = rerank("Who discovered Triton?", first, lambda q, ids: -np.asarray(ids, dtype=float), k=5)
-    assert [i for i, _ in second] == sorted(i for i, _ in first)[:5]
+    assert [h.chunk_id for h in second] == sorted(h.chunk_id for h in first)[:5]
     from ragbook.bm25 import BM25
 
     hybrid = HybridRetriever([BM25.from_texts(TEXTS), dense], c=60, depth=30)
     hits = hybrid.search("Who discovered Triton?", 5)
-    assert len(hits) == 5 and all(a[1] >= b[1] for a, b in zip(hits, hits[1:]))
+    assert len(hits) == 5 and all(a.score >= b.score for a, b in zip(hits, hits[1:]))
     allowed = list(range(0, len(TEXTS), 2))
-    assert all(i % 2 == 0 for i, _ in hybrid.search("Who discovered Triton?", 5, allowed=allowed))
+    assert all(h.chunk_id % 2 == 0 for h in hybrid.search("Who discovered Triton?", 5, allowed=allowed))

@@ -99,9 +99,9 @@ def test_filtering_a_global_top_k_afterwards_loses_permitted_answers():
     meta = {"f1": "finance", "f2": "finance", "p1": "public", "p2": "public"}
     bm25 = BM25.from_texts(texts)
     allowed = allowed_chunks(chunks, meta, CUSTOMER)
-    after = [i for i, _ in bm25.search("refund", 2) if i in allowed]
-    before = [i for i, _ in bm25.search("refund", 2, allowed=allowed)]
-    assert [i for i, _ in bm25.search("refund", 4)] == [0, 1, 2, 3]
+    after = [h.chunk_id for h in bm25.search("refund", 2) if h.chunk_id in allowed]
+    before = [h.chunk_id for h in bm25.search("refund", 2, allowed=allowed)]
+    assert [h.chunk_id for h in bm25.search("refund", 4)] == [0, 1, 2, 3]
     assert after == []  # the two finance chunks took both places, and nothing readable is left
     assert before == [2, 3]  # the permitted answer p1 is found, then p2
 
@@ -167,12 +167,12 @@ def test_store_search_never_returns_an_unreadable_chunk():
     store = current_store()
     for user in (CUSTOMER, AGENT, ANALYST, User("nobody", [])):
         for query in QUERIES:
-            hits = store.search(query, 10, user)
+            hits = store.search_for(user, query, 10)
             assert all(user.can_read(h.access) for h in hits)
             assert len(hits) == min(10, len(store.allowed(user)))
-    pins = [h for h in store.search("Which PIN unlocks the diagnostics menu?", 24, CUSTOMER) if "4471" in h.chunk.text]
+    pins = [h for h in store.search_for(CUSTOMER, "Which PIN unlocks the diagnostics menu?", 24) if "4471" in h.chunk.text]
     assert pins == []
-    assert "4471" in store.search("Which PIN unlocks the diagnostics menu?", 1, AGENT)[0].chunk.text
+    assert "4471" in store.search_for(AGENT, "Which PIN unlocks the diagnostics menu?", 1)[0].chunk.text
 
 
 # ---- freshness ----------------------------------------------------------------------------------------
@@ -180,14 +180,14 @@ def test_after_replace_only_the_new_version_can_be_retrieved():
     store = DocumentStore()
     store.add([FIRST["refund-policy"]] + [d for i, d in LATEST.items() if i != "refund-policy"])
     question = "How many days do I have to return an unused product?"
-    assert any("30 days" in h.chunk.text for h in store.search(question, 3, CUSTOMER))
+    assert any("30 days" in h.chunk.text for h in store.search_for(CUSTOMER, question, 3))
     store.replace(LATEST["refund-policy"])
     assert not any("returned within 30 days" in c.text for c in store.chunks)
-    hits = store.search(question, len(store.chunks), ANALYST)
+    hits = store.search_for(ANALYST, question, len(store.chunks))
     assert {h.version for h in hits if h.chunk.doc_id == "refund-policy"} == {2}
     new_text = LATEST["refund-policy"].document.text
     assert all(h.chunk.text in new_text for h in hits if h.chunk.doc_id == "refund-policy")
-    assert any("14 days" in h.chunk.text for h in store.search(question, 3, CUSTOMER))
+    assert any("14 days" in h.chunk.text for h in store.search_for(CUSTOMER, question, 3))
     assert store.history[-1] == ("replace", "refund-policy", 2)
     with pytest.raises(ValueError, match="does not supersede the stored version 2"):
         store.replace(FIRST["refund-policy"])
@@ -205,7 +205,7 @@ def test_after_delete_nothing_of_the_document_is_found_and_the_statistics_follow
     store.delete("supplier-margins")
     assert "supplier-margins" not in store and len(store) == 5
     assert all(c.doc_id != "supplier-margins" for c in store.chunks)
-    hits = store.search("gross margin Brightwell unit cost refund costs", len(store.chunks), ANALYST)
+    hits = store.search_for(ANALYST, "gross margin Brightwell unit cost refund costs", len(store.chunks))
     assert all(h.chunk.doc_id != "supplier-margins" for h in hits)
     bm25 = store.retriever
     assert "brightwell" not in bm25.vocabulary  # a term only the deleted document had is gone
@@ -235,7 +235,7 @@ def test_every_change_rebuilds_and_an_empty_store_finds_nothing():
     assert {c.doc_id for c in store.chunks} == {"refund-policy"}
     store.delete("refund-policy")
     assert store.chunks == [] and store.retriever is None
-    assert store.search("refund", 3, CUSTOMER) == []
+    assert store.search_for(CUSTOMER, "refund", 3) == []
     with pytest.raises(TypeError, match="OrgDocument"):
         store.add(LATEST["shipping-faq"].document)
     with pytest.raises(ValueError, match="same id"):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from ragbook.retrieval import Hit
 from ragbook.bm25 import BM25, lucene_idf, rsj_idf
 from ragbook.chunking import sentence_chunks
 from ragbook.documents import load_corpus
@@ -29,7 +30,7 @@ def seed_001_tokens(text):
 
 
 def rounded(hits, places):
-    return [(i, round(s, places)) for i, s in hits]
+    return [(hit.chunk_id, round(hit.score, places)) for hit in hits]
 
 
 # ---- the reference texts' worked examples ------------------------------------------------------------
@@ -43,7 +44,7 @@ def test_seed_001_dock_and_charge():
 
 def test_seed_000_paris_and_bananas():
     tfidf = TfIdf.from_texts(["Paris is the capital of France", "Bananas are yellow"])
-    (best, score), (other, zero) = tfidf.search("capital of France", 2)
+    (best, score), (other, zero) = [(h.chunk_id, h.score) for h in tfidf.search("capital of France", 2)]
     assert (best, other, zero) == (0, 1, 0.0) and score > 0
 
 
@@ -62,7 +63,7 @@ def test_seed_004_classic_idf_goes_negative_and_misranks():
     weights = rsj_idf(np.array([2, 3]), 4)
     assert round(float(weights[0]), 4) == 0.0 and round(float(weights[1]), 4) == -0.8473
     classic = BM25.from_texts(MARS, idf=rsj_idf)
-    assert classic.search(QUERY, 1)[0][0] == 2  # the Jupiter chunk, which never mentions Mars
+    assert classic.search(QUERY, 1)[0].chunk_id == 2  # the Jupiter chunk, which never mentions Mars
 
 
 def test_seed_004_tfidf_cosines():
@@ -148,8 +149,8 @@ def test_index_is_built_from_chunks_only():
 # ---- ranking rules ----------------------------------------------------------------------------------
 def test_ties_are_broken_by_chunk_id_and_zero_scores_follow():
     bm25 = BM25.from_texts(["moons", "mars", "moons", "dust"])
-    assert [i for i, _ in bm25.search("moons", 4)] == [0, 2, 1, 3]
-    assert top_k(np.array([1.0, 3.0, 3.0, 1.0, 3.0]), 2) == [(1, 3.0), (2, 3.0)]
+    assert [h.chunk_id for h in bm25.search("moons", 4)] == [0, 2, 1, 3]
+    assert top_k(np.array([1.0, 3.0, 3.0, 1.0, 3.0]), 2) == [Hit(1, 3.0, 1), Hit(2, 3.0, 2)]
 
 
 def test_k_larger_than_the_collection_returns_everything_and_k_below_1_is_refused():
@@ -170,13 +171,13 @@ def test_empty_queries_are_refused_and_unknown_terms_match_nothing():
         with pytest.raises(ValueError, match="no terms after analysis"):
             retriever.search("What is the?", 3)
         hits = retriever.search("Neptune Triton", 3)
-        assert [i for i, _ in hits] == [0, 1, 2] and all(s == 0 for _, s in hits)
+        assert [h.chunk_id for h in hits] == [0, 1, 2] and all(h.score == 0 for h in hits)
 
 
 def test_allowed_chunks_are_filtered_before_ranking():
     bm25 = BM25.from_texts(MARS)
     # the global top 2 is chunks 0 and 2; with only 1 and 3 allowed, both must still come back
-    assert [i for i, _ in bm25.search(QUERY, 2, allowed=[3, 1])] == [1, 3]
+    assert [h.chunk_id for h in bm25.search(QUERY, 2, allowed=[3, 1])] == [1, 3]
     assert bm25.search(QUERY, 2, allowed=[]) == []
     with pytest.raises(ValueError, match="outside the collection"):
         bm25.search(QUERY, 2, allowed=[7])
@@ -195,7 +196,7 @@ def test_bad_parameters_and_collections():
 
 def test_stemming_merges_word_forms():
     stemmed = BM25.from_texts(MARS, analyzer=Analyzer(stemmer="english"))
-    assert stemmed.search("a moon orbiting", 1)[0][0] == 1  # "orbits" and "orbiting" share a stem
+    assert stemmed.search("a moon orbiting", 1)[0].chunk_id == 1  # "orbits" and "orbiting" share a stem
     assert analyze("moon") != analyze("moons") and Analyzer(stemmer="english")("moons") == ["moon"]
     with pytest.raises(ValueError, match="unknown stemmer"):
         Analyzer(stemmer="klingon")

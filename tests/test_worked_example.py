@@ -45,9 +45,9 @@ def bm25():
 @pytest.fixture(scope="module")
 def rankings(bm25):
     dense = ExactIndex(np.array([[0.5, 0.9], [1.0, 0.5], [-0.1, 1.0], [0.9, -0.2]]))
-    bm25_ranking = [i for i, _ in bm25.search(QUESTION, 4)]
+    bm25_ranking = [h.chunk_id for h in bm25.search(QUESTION, 4)]
     dense_ranking = [i for i, _ in dense.search_one(np.array([0.8, 0.6]), 4)]
-    fused_ranking = [i for i, _ in reciprocal_rank_fusion([bm25_ranking, dense_ranking], c=10)]
+    fused_ranking = [h.chunk_id for h in reciprocal_rank_fusion([bm25_ranking, dense_ranking], c=10)]
     return {"BM25": bm25_ranking, "dense": dense_ranking, "fused": fused_ranking}
 
 
@@ -101,7 +101,7 @@ def test_bm25_scores_and_ranking(bm25):
     scores = bm25.scores(QUESTION)
     assert np.allclose(scores, hand, rtol=1e-6)
     assert [r4(s) for s in scores] == [1.0875, 0.5225, 0.9663, 0.3447]
-    assert [i for i, _ in bm25.search(QUESTION, 4)] == [D1, D3, D2, D4]
+    assert [h.chunk_id for h in bm25.search(QUESTION, 4)] == [D1, D3, D2, D4]
     # saturation: two occurrences of mars in d2 are worth less than twice one occurrence in d1
     assert scores[D2] < 2 * bm25.explain(QUESTION, D1)["mars"]
 
@@ -111,8 +111,8 @@ def test_classic_idf_pitfall():
     assert classic[0] == pytest.approx(math.log(2.5 / 2.5)) == 0
     assert classic[1] == pytest.approx(math.log(1.5 / 3.5)) and r4(classic[1]) == -0.8473
     ranking = BM25(InvertedIndex.from_texts(CHUNKS), idf=rsj_idf).search(QUESTION, 4)
-    assert ranking[0] == (D3, 0.0)  # the Jupiter chunk, which never mentions Mars, comes first
-    assert all(score < 0 for _, score in ranking[1:])
+    assert (ranking[0].chunk_id, ranking[0].score) == (D3, 0.0)  # the Jupiter chunk, which never mentions Mars, comes first
+    assert all(hit.score < 0 for hit in ranking[1:])
 
 
 # ---- tf-idf -----------------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def test_tfidf_idfs_lengths_dot_products_and_cosines():
     assert np.allclose(cosines, [dot / (length * query_length) for dot, length in zip(dots, lengths)])
     assert cosines[D1] == pytest.approx(3.7787 / (4.1325 * 1.9439), abs=1e-4)
     assert [r4(x) for x in cosines] == [0.4704, 0.3505, 0.4479, 0.1587]
-    assert [i for i, _ in tfidf.search(QUESTION, 4)] == [D1, D3, D2, D4]  # the same order as BM25
+    assert [h.chunk_id for h in tfidf.search(QUESTION, 4)] == [D1, D3, D2, D4]  # the same order as BM25
 
 
 # ---- dense ------------------------------------------------------------------------------------------
@@ -170,10 +170,10 @@ def test_two_dimensional_dense_cosines_and_ranking(rankings):
 def test_reciprocal_rank_fusion_with_c_10(rankings):
     fused = reciprocal_rank_fusion([rankings["BM25"], rankings["dense"]], c=10)
     hand = {D1: 1 / 11 + 1 / 12, D2: 1 / 13 + 1 / 11, D3: 1 / 12 + 1 / 14, D4: 1 / 14 + 1 / 13}
-    assert [i for i, _ in fused] == [D1, D2, D3, D4] == rankings["fused"]
-    for i, score in fused:
+    assert [h.chunk_id for h in fused] == [D1, D2, D3, D4] == rankings["fused"]
+    for i, score in [(h.chunk_id, h.score) for h in fused]:
         assert score == pytest.approx(hand[i])
-    assert [r4(s) for _, s in fused] == [0.1742, 0.1678, 0.1548, 0.1484]
+    assert [r4(h.score) for h in fused] == [0.1742, 0.1678, 0.1548, 0.1484]
     # the reference text's remark: added from rounded terms, d3 and d4 come out one digit lower
     assert round(0.0833 + 0.0714, 4) == 0.1547 and round(0.0714 + 0.0769, 4) == 0.1483
 
@@ -300,9 +300,9 @@ def test_seed_000_capital_of_france():
     chunks = ["Paris is the capital of France", "Bananas are yellow"]
     top = TfIdf.from_texts(chunks).search("capital of France", 2)
     # paris, capital, france share one idf; the query holds two of the three: cosine 2 / (sqrt 3 sqrt 2)
-    assert top[0][0] == 0 and top[0][1] == pytest.approx(2 / (math.sqrt(3) * math.sqrt(2)))
-    assert top[1] == (1, 0.0)
-    prompt = build_prompt("capital of France", [("chunk 1", chunks[top[0][0]])])
+    assert top[0].chunk_id == 0 and top[0].score == pytest.approx(2 / (math.sqrt(3) * math.sqrt(2)))
+    assert (top[1].chunk_id, top[1].score) == (1, 0.0)
+    prompt = build_prompt("capital of France", [("chunk 1", chunks[top[0].chunk_id])])
     assert "Paris is the capital of France" in prompt.text
     generate = ScriptedGenerator(["Paris [1]", "Paris [3]"])
     assert is_grounded(generate(prompt), len(prompt.sources))
@@ -320,17 +320,17 @@ def test_seed_001_dock_with_its_own_tokenizer():
     dock = TfIdf.from_texts(chunks, analyzer=_letters_and_digits)
     where = dock.search("Where is the dock?", 2)
     charge = dock.search("How long does a full charge take?", 2)
-    assert [(i, round(s, 3)) for i, s in where] == [(0, 0.619), (1, 0.564)]
-    assert [(i, round(s, 3)) for i, s in charge] == [(2, 0.707), (0, 0.0)]
+    assert [(h.chunk_id, round(h.score, 3)) for h in where] == [(0, 0.619), (1, 0.564)]
+    assert [(h.chunk_id, round(h.score, 3)) for h in charge] == [(2, 0.707), (0, 0.0)]
 
     # by hand for the dock question: idf ln(5/(1+n)) + 1; "where" is unknown, so q = (is, the, dock)
     one, two = math.log(5 / 2) + 1, math.log(5 / 3) + 1  # terms in one chunk, in two chunks
     q = math.sqrt(3 * two**2)                               # is, the and dock each occur in two chunks
     d1 = math.sqrt(3 * two**2 + 3 * one**2)                 # the, dock, is; in, bay, four
     d2 = math.sqrt(3 * two**2 + 4 * one**2)                 # dock, the, is; robots, when, battery, low
-    assert where[0][1] == pytest.approx(3 * two**2 / (q * d1))
-    assert where[1][1] == pytest.approx(3 * two**2 / (q * d2))
+    assert where[0].score == pytest.approx(3 * two**2 / (q * d1))
+    assert where[1].score == pytest.approx(3 * two**2 / (q * d2))
     # the charging question's known terms are a, full and charge ("take" is not "takes"), all in d3 only,
     # whose six terms all occur in no other chunk: 3 w^2 / (sqrt(3) w sqrt(6) w) = 1 / sqrt(2)
     by_hand = 3 * one**2 / (math.sqrt(3) * one * math.sqrt(6) * one)
-    assert charge[0][1] == pytest.approx(by_hand) and by_hand == pytest.approx(1 / math.sqrt(2))
+    assert charge[0].score == pytest.approx(by_hand) and by_hand == pytest.approx(1 / math.sqrt(2))
