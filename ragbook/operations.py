@@ -409,7 +409,7 @@ class DocumentStore:
         question = validate.query(question, "question", terms=False)
         if self.retriever is None:
             raise ValueError("the store holds no documents to answer from")
-        return answer_question(question, self.chunks, self.documents, self.retriever, generator, k, budget,
+        return answer_question(question, self.chunks, self.retriever, generator, k, budget,
                                count, allowed=self.allowed(user))
 
 

@@ -154,7 +154,7 @@ def test_no_unreadable_chunk_reaches_the_prompt(name, levels, held, query, k):
     user = User("someone", held)
     allowed = allowed_chunks(_CHUNKS, meta, user)
     generator = ScriptedGenerator(["The sources do not contain the answer."])
-    answer = answer_question(query, _CHUNKS, _DOCUMENTS, RETRIEVERS[name], generator, k=k, allowed=allowed)
+    answer = answer_question(query, _CHUNKS, RETRIEVERS[name], generator, k=k, allowed=allowed)
     readable_texts = {c.text for c in _CHUNKS if meta[c.doc_id] in held}
     prompt = generator.prompts[0]
     assert all(source.text in readable_texts for source in prompt.sources)
