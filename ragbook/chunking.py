@@ -22,7 +22,7 @@ from typing import Callable, Iterable
 
 from . import validate
 from .documents import Document, Section
-from .text import split_sentences
+from .text import PARAGRAPH_BREAK, split_sentences
 
 __all__ = [
     "Chunk",
@@ -263,13 +263,10 @@ def section_chunks(documents, headers: bool = True) -> list[Chunk]:
     return _numbered(chunks)
 
 
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
-
-
 def _paragraph_ranges(document: Document, start: int, end: int) -> list[tuple[int, int]]:
     text = document.text[start:end]
     ranges, begin = [], 0
-    for m in list(_PARAGRAPH_BREAK.finditer(text)) + [None]:
+    for m in list(PARAGRAPH_BREAK.finditer(text)) + [None]:
         stop = m.start() if m else len(text)
         piece = text[begin:stop]
         if piece.strip():

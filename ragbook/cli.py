@@ -24,6 +24,7 @@ from . import validate
 from .documents import load_corpus, read_folder
 from .glossary import ASTRONOMY, Glossary
 from .pipeline import CHUNKERS, READERS, RETRIEVERS, RAGPipeline
+from .readers import LEXICAL_ABSTAIN_BELOW, SEMANTIC_ABSTAIN_BELOW
 
 __all__ = ["main", "build_parser"]
 
@@ -65,9 +66,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dimensions", type=_positive, default=128, help="LSA dimensions (default: 128)")
     parser.add_argument("--lists", type=_positive, default=None, help="IVF lists for dense retrievers (default: exact search)")
     parser.add_argument("--probes", type=_positive, default=1, help="IVF lists probed per query (default: 1)")
-    parser.add_argument("--threshold", type=_share, default=None,
-                        help="abstain below this score: coverage for the lexical reader (default 0.5), "
-                             "cosine for the semantic one (default 0.55)")
+    parser.add_argument("--abstain-below", type=_share, default=None, metavar="SCORE",
+                        help="the reader abstains when its best sentence scores below this: coverage for the "
+                             f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the semantic one "
+                             f"(default {SEMANTIC_ABSTAIN_BELOW})")
     parser.add_argument("--no-cache", action="store_true", help="do not keep MiniLM chunk vectors on disk")
 
 
@@ -93,7 +95,7 @@ def _pipeline(args) -> RAGPipeline:
     choice = _glossary_choice(args)
     glossary = GLOSSARIES[choice] if choice in GLOSSARIES else Glossary.from_json(choice)
     return RAGPipeline(chunker=args.chunker, words=args.chunk_words, retriever=args.retriever, k=args.k,
-                       dimensions=args.dimensions, lists=args.lists, probes=args.probes, threshold=args.threshold,
+                       dimensions=args.dimensions, lists=args.lists, probes=args.probes, abstain_below=args.abstain_below,
                        reader=args.reader, glossary=glossary, cache=not args.no_cache)
 
 
@@ -155,7 +157,7 @@ def _evaluate(args, out) -> int:
     print(f"retrieval ({_setup(args)}, {args.chunker} chunks of {args.chunk_words} words, {len(pipeline.chunks)} chunks)", file=out)
     print(report.table(), file=out)
     answers = evaluate_answers(questions, pipeline.answer)
-    print(f"\nanswers ({args.reader} reader, threshold {pipeline.reader_threshold}, k = {args.k}), "
+    print(f"\nanswers ({args.reader} reader, abstaining below {pipeline.reader_abstain_below}, k = {args.k}), "
           f"{answers.questions} questions:", file=out)
     print(f"  evidence in the prompt r = {answers.r:.3f}; accuracy with it a = {answers.a:.3f}, "
           f"without it b = {answers.b:.3f} (correct refusals count)", file=out)

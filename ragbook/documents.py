@@ -16,7 +16,8 @@ from pathlib import Path
 from . import validate
 
 __all__ = [
-    "Section", "Document", "parse_markdown", "read_markdown", "read_folder", "load_corpus", "LEAD", "CORPUS_ORDER",
+    "Section", "Document", "parse_markdown", "read_text", "read_markdown", "document_paths", "read_folder", "load_corpus",
+    "LEAD", "CORPUS_ORDER",
 ]
 
 LEAD = ""  # the heading of a document's lead, which has none
@@ -100,31 +101,42 @@ def parse_markdown(text: str, doc_id: str) -> Document:
     return Document(doc_id, title, text, tuple(sections))
 
 
-def read_markdown(path: str | os.PathLike) -> Document:
-    """Read one Markdown file as a :class:`Document` whose id is the file name without its extension."""
+def read_text(path: str | os.PathLike) -> str:
+    """The text of a UTF-8 file; a file that cannot be read, or is not UTF-8, is a ``ValueError`` naming it."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as error:
         raise ValueError(f"cannot read document {str(path)!r}: {error.strerror or error}") from error
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"document {str(path)!r} is not valid UTF-8 (byte {error.start}); save it as UTF-8") from error
+
+
+def read_markdown(path: str | os.PathLike) -> Document:
+    """Read one Markdown file as a :class:`Document` whose id is the file name without its extension."""
+    path = Path(path)
+    text = read_text(path)
     if not text.strip():
         raise ValueError(f"document {str(path)!r} is empty")
     return parse_markdown(text, path.stem)
 
 
-def read_folder(folder: str | os.PathLike, pattern: str = "*.md") -> list[Document]:
-    """Every file matching ``pattern`` in ``folder`` (not its subfolders), sorted by name."""
+def document_paths(folder: str | os.PathLike, pattern: str = "*.md") -> list[Path]:
+    """The files matching ``pattern`` in ``folder`` (not its subfolders), sorted by name; none is an error."""
     folder, pattern = Path(folder), validate.text(pattern, "pattern")
     if not folder.is_dir():
         raise ValueError(f"{str(folder)!r} is not a folder of documents")
     paths = sorted(p for p in folder.glob(pattern) if p.is_file())
     if not paths:
         raise ValueError(f"folder {str(folder)!r} holds no files matching {pattern!r}")
-    documents = [read_markdown(p) for p in paths]
+    return paths
+
+
+def read_folder(folder: str | os.PathLike, pattern: str = "*.md") -> list[Document]:
+    """Every file matching ``pattern`` in ``folder`` (not its subfolders), sorted by name."""
+    documents = [read_markdown(p) for p in document_paths(folder, pattern)]
     ids = [d.id for d in documents]
     if len(set(ids)) != len(ids):
         raise ValueError(f"folder {str(folder)!r} holds two documents with the same id")

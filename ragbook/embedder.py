@@ -41,6 +41,7 @@ import numpy as np
 from . import validate
 
 __all__ = [
+    "encode_queries",
     "MiniLMEncoder",
     "load_minilm",
     "CachedEncoder",
@@ -114,6 +115,12 @@ def licences() -> dict[str, str]:
             text = "; ".join(classifiers) or "unknown"
         found[name] = text.strip()
     return found
+
+
+def encode_queries(encoder: Any, queries: Sequence[str]) -> np.ndarray:
+    """The vectors of ``queries``: ``encoder.encode_queries`` for a model that encodes questions in its own
+    way, else ``encoder.encode``, the same as for passages."""
+    return getattr(encoder, "encode_queries", encoder.encode)(queries)
 
 
 class MiniLMEncoder:
@@ -307,8 +314,7 @@ class CachedEncoder:
         return vectors
 
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
-        encode = getattr(self.encoder, "encode_queries", self.encoder.encode)
-        return encode(validate.texts(queries, "queries"))
+        return encode_queries(self.encoder, validate.texts(queries, "queries"))
 
     def __repr__(self) -> str:
         return f"CachedEncoder({self.encoder!r}, directory={str(self.directory)!r})"

@@ -1,10 +1,8 @@
 """Generators: anything that turns a :class:`~ragbook.prompts.Prompt` into text (chapter 11).
 
 - :class:`ScriptedGenerator` replays fixed replies, so tests are deterministic and need no model.
-- :class:`ExtractiveGenerator` answers with the source sentence that covers most of the question's idf
-  weight, cites it, and abstains below a threshold: a reader, not a writer, and entirely offline.
-- :class:`SemanticExtractiveGenerator` does the same with a sentence embedder's cosine in place of word
-  overlap, so that a paraphrase can be read.
+- the readers that quote a source sentence instead of writing one live beside this module, in
+  :mod:`ragbook.readers`; when they find nothing good enough they answer :data:`ABSTAIN`.
 - :class:`TrigramModel` is a small language model trained on the corpus: it completes text from memory
   and reports its token probabilities, and can be conditioned on retrieved chunks.
 - :class:`ChatClient` sends the prompt to a model that speaks the chat-completions protocol.
@@ -20,20 +18,16 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter, deque
-from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
-
-import numpy as np
+from typing import Iterable, Mapping, Sequence
 
 from . import validate
 from .prompts import Prompt
-from .text import analyze, split_sentences
+from .text import split_sentences
 
 __all__ = [
     "ABSTAIN",
     "ScriptedGenerator",
-    "ExtractiveGenerator",
-    "SemanticExtractiveGenerator",
+    "LanguageModel",
     "TrigramModel",
     "ConditionedModel",
     "ChatClient",
@@ -58,131 +52,6 @@ class ScriptedGenerator:
         return self.replies[len(self.prompts) - 1]
 
 
-# ---- extractive -------------------------------------------------------------------------------------
-_NEEDS_NUMBER = re.compile(r"^\s*(how (many|long|much|far|old|big|large|fast|hot|cold|deep|wide|tall)|when)\b", re.I)
-_HOW = re.compile(r"\bhow\s+(\w+)", re.I)
-_HAS_NUMBER = re.compile(r"\d")
-
-
-@dataclass(frozen=True)
-class ScoredSentence:
-    """A source sentence and its scores: ``coverage`` ranks it (the lexical reader's coverage with label
-    terms counting, or the semantic reader's cosine less the number penalty); ``own`` is the part the
-    sentence's own words cover (lexical) or the plain cosine (semantic)."""
-
-    source: int
-    sentence: str
-    coverage: float
-    own: float = 0.0
-
-
-class ExtractiveGenerator:
-    """Answer with the best-covering source sentence and its citation, or abstain.
-
-    A sentence's coverage is the share of the question's idf weight (over its distinct terms) found in the
-    sentence or in its source's label; the word after "how" ("long", "many") is dropped from the question,
-    and a question that starts by asking for a quantity or a date (how many, much, long, far, old, big,
-    large, fast, hot, cold, deep, wide, tall, or when) loses half a point on a sentence without a number.
-    Sentences of one source share its label, so ties are common: they are broken by the coverage of
-    the sentence's own words, then by source and sentence order. Below ``threshold`` the generator abstains
-    with :data:`ABSTAIN`.
-    """
-
-    def __init__(self, idf: Callable[[str], float] | Mapping[str, float], threshold: float = 0.5, default_idf: float = 1.0):
-        threshold = validate.real(threshold, "the threshold", minimum=0, maximum=1)
-        default_idf = validate.real(default_idf, "default_idf", minimum=0)
-        if not callable(idf) and not isinstance(idf, Mapping):
-            raise TypeError(f"idf must be a function or a mapping from term to idf, got {type(idf).__name__}")
-        self._idf = idf if callable(idf) else (lambda term: idf.get(term, default_idf))
-        self.threshold = threshold
-
-    def question_terms(self, question: str) -> list[str]:
-        dropped = {m.group(1).lower() for m in _HOW.finditer(validate.text(question, "question"))}
-        return [t for t in dict.fromkeys(analyze(question)) if t not in dropped]
-
-    def score(self, prompt: Prompt) -> list[ScoredSentence]:
-        """Every source sentence with its coverage, best first (ties: own-word coverage, then order)."""
-        terms = self.question_terms(prompt.question)
-        weights = {t: self._idf(t) for t in terms}
-        total = sum(weights.values())
-        needs_number = bool(_NEEDS_NUMBER.match(prompt.question))
-        scored = []
-        for source in prompt.sources:
-            label_terms = set(analyze(source.label))
-            for sentence in split_sentences(source.text):
-                own_terms = set(analyze(sentence.text))
-                coverage = sum(w for t, w in weights.items() if t in own_terms | label_terms) / total if total > 0 else 0.0
-                own = sum(w for t, w in weights.items() if t in own_terms) / total if total > 0 else 0.0
-                if needs_number and not _HAS_NUMBER.search(sentence.text):
-                    coverage -= 0.5
-                scored.append(ScoredSentence(source.number, sentence.text, coverage, own))
-        return sorted(scored, key=lambda s: (-s.coverage, -s.own))  # stable: remaining ties keep their order
-
-    def __call__(self, prompt: Prompt) -> str:
-        scored = self.score(prompt)
-        if not scored or scored[0].coverage < self.threshold:
-            return ABSTAIN
-        best = scored[0]
-        sentence = best.sentence.rstrip()
-        end = sentence[-1] if sentence[-1] in ".!?" else "."
-        return f"{sentence.rstrip('.!?')} [{best.source}]{end}"
-
-
-class SemanticExtractiveGenerator:
-    """Answer with the source sentence closest in meaning to the question, cite it, or abstain.
-
-    Each sentence is scored by the cosine between the embeddings of the question and of
-    ``"<source label>: <sentence>"`` (the label says which article a sentence such as "The planet travels
-    around the Sun..." is about); a question that asks for a quantity or a date loses half a point on a
-    sentence without a number, as in :class:`ExtractiveGenerator`. ``rewrite`` (for example a
-    :class:`~ragbook.glossary.Glossary`) turns the question into the text that is embedded. Below
-    ``threshold`` the generator abstains with :data:`ABSTAIN`. Ties keep source and sentence order.
-
-    ``encoder`` is anything with ``encode(texts)`` returning unit row vectors, such as
-    :func:`~ragbook.embedder.load_minilm`; sentence vectors are remembered between calls.
-    """
-
-    def __init__(self, encoder, threshold: float = 0.5, rewrite: Callable[[str], str] | None = None):
-        threshold = validate.real(threshold, "the threshold (a cosine)", minimum=-1, maximum=1)
-        if not callable(getattr(encoder, "encode", None)):
-            raise TypeError(f"encoder must have an encode(texts) method, got {encoder!r}")
-        if rewrite is not None and not callable(rewrite):
-            raise TypeError(f"rewrite must be a function from a question to a query, or None, got {rewrite!r}")
-        self.encoder = encoder
-        self.threshold = threshold
-        self.rewrite = rewrite
-        self._vectors: dict[str, np.ndarray] = {}
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        if new:
-            if len(self._vectors) + len(new) > 100_000:
-                self._vectors.clear()
-            for text, vector in zip(new, np.asarray(self.encoder.encode(new), dtype=np.float64)):
-                self._vectors[text] = vector
-        return np.array([self._vectors[t] for t in texts])
-
-    def score(self, prompt: Prompt) -> list[ScoredSentence]:
-        """Every source sentence with its score (cosine, less the number penalty), best first."""
-        items = [(source.number, f"{source.label}: {s.text}", s.text)
-                 for source in prompt.sources for s in split_sentences(source.text)]
-        if not items:
-            return []
-        question = self.rewrite(prompt.question) if self.rewrite else prompt.question
-        encode_query = getattr(self.encoder, "encode_queries", self.encoder.encode)
-        query = np.asarray(encode_query([question]), dtype=np.float64)[0]
-        cosines = self._encode([shown for _, shown, _ in items]) @ query
-        needs_number = bool(_NEEDS_NUMBER.match(prompt.question))
-        scored = []
-        for (number, _, sentence), cosine in zip(items, cosines):
-            penalty = 0.5 if needs_number and not _HAS_NUMBER.search(sentence) else 0.0
-            scored.append(ScoredSentence(number, sentence, float(cosine) - penalty, float(cosine)))
-        return sorted(scored, key=lambda s: -s.coverage)  # stable: ties keep their order
-
-    # Answering is the lexical reader's: quote the best sentence with its citation, or abstain.
-    __call__ = ExtractiveGenerator.__call__
-
-
 # ---- trigram ----------------------------------------------------------------------------------------
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*|\w+(?:'\w+)?|[^\w\s]")
 BOS, EOS = "<s>", "</s>"
@@ -192,7 +61,44 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-class TrigramModel:
+class LanguageModel:
+    """What a next-token model gives once it has ``probability(context, token)`` and a ``vocabulary``:
+    the probabilities of a continuation's tokens, and a greedy completion (shared by :class:`TrigramModel`
+    and :class:`ConditionedModel`)."""
+
+    vocabulary: list[str]
+
+    def probability(self, context: Sequence[str], token: str) -> float:
+        raise NotImplementedError
+
+    def token_probabilities(self, prompt: str, continuation: str) -> list[tuple[str, float]]:
+        """Each token of ``continuation`` with its probability given the prompt and the tokens before it."""
+        context = _words(validate.text(prompt, "prompt"))
+        validate.text(continuation, "continuation")
+        result = []
+        for token in _words(continuation):
+            result.append((token, self.probability(context, token)))
+            context.append(token)
+        return result
+
+    def complete(self, prompt: str, max_tokens: int = 20) -> tuple[str, list[tuple[str, float]]]:
+        """Greedy continuation until a full stop or ``max_tokens``: (text, tokens with probabilities)."""
+        context = _words(validate.text(prompt, "prompt"))
+        max_tokens = validate.count(max_tokens, "max_tokens")
+        produced: list[tuple[str, float]] = []
+        candidates = self.vocabulary + [EOS]
+        for _ in range(max_tokens):
+            best = max(candidates, key=lambda w: (self.probability(context, w), w == EOS))
+            if best == EOS:
+                break
+            produced.append((best, self.probability(context, best)))
+            context.append(best)
+            if best in ".!?":
+                break
+        return _detokenize([t for t, _ in produced]), produced
+
+
+class TrigramModel(LanguageModel):
     """An interpolated trigram model over words, numbers and punctuation, trained sentence by sentence.
 
         P(w | u, v) = l3 c(u v w)/c(u v) + l2 c(v w)/c(v) + l1 (c(w) + 1)/(T + V + 1)
@@ -244,32 +150,6 @@ class TrigramModel:
             return (l3 * p3 + l1 * p1) / (l3 + l1)
         return l3 * p3 + l2 * p2 + l1 * p1
 
-    def token_probabilities(self, prompt: str, continuation: str) -> list[tuple[str, float]]:
-        """Each token of ``continuation`` with its probability given the prompt and the tokens before it."""
-        context = _words(validate.text(prompt, "prompt"))
-        validate.text(continuation, "continuation")
-        result = []
-        for token in _words(continuation):
-            result.append((token, self.probability(context, token)))
-            context.append(token)
-        return result
-
-    def complete(self, prompt: str, max_tokens: int = 20) -> tuple[str, list[tuple[str, float]]]:
-        """Greedy continuation until a full stop or ``max_tokens``: (text, tokens with probabilities)."""
-        context = _words(validate.text(prompt, "prompt"))
-        max_tokens = validate.count(max_tokens, "max_tokens")
-        produced: list[tuple[str, float]] = []
-        candidates = self.vocabulary + [EOS]
-        for _ in range(max_tokens):
-            best = max(candidates, key=lambda w: (self.probability(context, w), w == EOS))
-            if best == EOS:
-                break
-            produced.append((best, self.probability(context, best)))
-            context.append(best)
-            if best in ".!?":
-                break
-        return _detokenize([t for t, _ in produced]), produced
-
     def conditioned(self, chunks: Iterable[str], weight: float = 0.9) -> "ConditionedModel":
         """This model conditioned on retrieved chunks: weight * P_chunks + (1 - weight) * P_self."""
         return ConditionedModel(TrigramModel(chunks, self.weights), self, weight)
@@ -285,7 +165,7 @@ class TrigramModel:
         return math.exp(sum(math.log(p) for p in probabilities) / len(probabilities))
 
 
-class ConditionedModel:
+class ConditionedModel(LanguageModel):
     """A mixture of a model of the retrieved chunks and a background model: the trigram RAG generator."""
 
     def __init__(self, local: TrigramModel, background: TrigramModel, weight: float):
@@ -299,9 +179,6 @@ class ConditionedModel:
 
     def probability(self, context: Sequence[str], token: str) -> float:
         return self.weight * self.local.probability(context, token) + (1 - self.weight) * self.background.probability(context, token)
-
-    token_probabilities = TrigramModel.token_probabilities
-    complete = TrigramModel.complete
 
 
 def _detokenize(tokens: Sequence[str]) -> str:

@@ -17,11 +17,12 @@ from . import validate
 from .bm25 import BM25, lucene_idf
 from .chunking import Chunk, recursive_chunks, section_chunks, sentence_chunks, word_windows
 from .documents import Document, parse_markdown
-from .generators import ABSTAIN, ExtractiveGenerator
+from .generators import ABSTAIN
 from .labels import Question, contains_span
 from .prompts import Prompt, build_prompt, count_tokens, pack_prompt, sources_from_chunks
+from .readers import LEXICAL_ABSTAIN_BELOW, SEMANTIC_ABSTAIN_BELOW, ExtractiveGenerator
 from .retrieval import Retriever
-from .verification import CITATION, ClaimCheck, check_answer
+from .verification import CITATION, SUPPORT_THRESHOLD, ClaimCheck, check_answer
 
 __all__ = [
     "RETRIEVERS",
@@ -42,9 +43,6 @@ __all__ = [
 RETRIEVERS = ("bm25", "tfidf", "lsa", "embedder", "hybrid")
 CHUNKERS = ("sentences", "windows", "sections", "recursive")
 READERS = ("lexical", "semantic")
-# The readers' default abstention thresholds: a coverage share, and a cosine (chapter 14 measures both).
-LEXICAL_THRESHOLD = 0.5
-SEMANTIC_THRESHOLD = 0.55
 
 
 @dataclass(frozen=True)
@@ -130,36 +128,39 @@ def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, li
     raise ValueError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVERS)}")
 
 
-def idf_lookup(chunks: Sequence[Chunk]) -> Callable[[str], float]:
-    """Lucene's idf of a term over the chunks (a term no chunk contains gets the idf of n = 0)."""
-    index = BM25.from_texts([c.indexed_text for c in _chunks(chunks)])
+def idf_lookup(chunks: Sequence[Chunk] | BM25) -> Callable[[str], float]:
+    """Lucene's idf of a term over the chunks (a term no chunk contains gets the idf of n = 0).
+
+    Given a :class:`~ragbook.bm25.BM25` index already built over the chunks, its idf is read, not rebuilt.
+    """
+    index = chunks if isinstance(chunks, BM25) else BM25.from_texts([c.indexed_text for c in _chunks(chunks)])
     unseen = float(lucene_idf(0, index.n_chunks))
     return lambda term: float(index.idf[index.vocabulary[term]]) if term in index.vocabulary else unseen
 
 
-def answer_question(question: str, chunks: Sequence[Chunk], documents: Sequence[Document], retriever: Retriever,
+def answer_question(question: str, chunks: Sequence[Chunk], retriever: Retriever,
                     generator: Callable[[Prompt], str], k: int = 5, budget: int | None = None,
                     count: Callable[[str], int] = count_tokens, allowed: Iterable[int] | None = None,
-                    threshold: float = 0.75, rewrite: Callable[[str], str] | None = None) -> Answer:
+                    support_threshold: float = SUPPORT_THRESHOLD, rewrite: Callable[[str], str] | None = None) -> Answer:
     """Retrieve the top k chunks, build the prompt (packed into ``budget`` tokens if given), generate, check.
 
     ``allowed`` restricts retrieval to the chunks a user may read, before ranking (chapter 15). ``rewrite``
     (a :class:`~ragbook.glossary.Glossary`, say) turns the question into the retrieval query; the prompt
-    keeps the question as asked. ``threshold`` is the support share each claim needs
-    (:func:`ragbook.verification.check_claim`).
+    keeps the question as asked. ``support_threshold`` is the support share each claim needs
+    (:func:`ragbook.verification.check_claim`). The sources' labels come from the chunks' headers.
     """
     question = validate.query(question, "question", terms=False)
-    threshold = validate.real(threshold, "threshold", minimum=0, maximum=1)
+    support_threshold = validate.real(support_threshold, "support_threshold", minimum=0, maximum=1)
     query = rewrite(question) if rewrite is not None else question
     hits = retriever.search(query, k, allowed=None if allowed is None else list(allowed))
     chosen = [chunks[hit.chunk_id] for hit in hits]
-    sources = sources_from_chunks(chosen, documents)
+    sources = sources_from_chunks(chosen)
     prompt = pack_prompt(question, sources, budget, count) if budget is not None else build_prompt(question, sources)
     used = len(prompt.sources)
     retrieved = tuple(Retrieved(hit.rank, hit.score, label, chunk)
                       for hit, (label, _), chunk in zip(hits[:used], sources, chosen))
     text = generator(prompt)
-    checks = () if text.strip() == ABSTAIN else tuple(check_answer(text, [s.text for s in prompt.sources], threshold))
+    checks = () if text.strip() == ABSTAIN else tuple(check_answer(text, [s.text for s in prompt.sources], support_threshold))
     return Answer(question, text, prompt, retrieved, checks)
 
 
@@ -168,23 +169,23 @@ class RAGPipeline:
 
     Configured with any of the book's chunkers (:data:`CHUNKERS`), retrievers (:data:`RETRIEVERS`) and
     generators. Without a ``generator`` the offline reader named by ``reader`` answers (:data:`READERS`:
-    ``lexical`` is :class:`~ragbook.generators.ExtractiveGenerator`, ``semantic`` is
-    :class:`~ragbook.generators.SemanticExtractiveGenerator` with MiniLM); ``threshold`` is the reader's
-    abstention threshold (coverage for the lexical reader, 0.5 if not given; cosine for the semantic one,
-    0.55 if not given). ``glossary`` (any question rewrite) shapes the retrieval query and the semantic
+    ``lexical`` is :class:`~ragbook.readers.ExtractiveGenerator`, ``semantic`` is
+    :class:`~ragbook.readers.SemanticExtractiveGenerator` with MiniLM); the reader abstains when its best
+    sentence scores below ``abstain_below`` (a coverage share for the lexical reader, a cosine for the
+    semantic one; each reader's own default if not given). ``glossary`` (any question rewrite) shapes the retrieval query and the semantic
     reader's question; ``cache`` keeps MiniLM chunk vectors on disk between runs.
     """
 
     def __init__(self, chunker: str = "sentences", words: int = 100, overlap: int = 0, retriever: str = "bm25",
                  generator: Callable[[Prompt], str] | None = None, k: int = 5, dimensions: int = 128,
-                 lists: int | None = None, probes: int = 1, threshold: float | None = None, headers: bool = True,
+                 lists: int | None = None, probes: int = 1, abstain_below: float | None = None, headers: bool = True,
                  reader: str = "lexical", glossary: Callable[[str], str] | None = None, cache: bool = False):
         for name, value in (("chunker", chunker), ("retriever", retriever), ("reader", reader)):
             validate.text(value, name)
         words, overlap, k = validate.k(words, "words"), validate.count(overlap, "overlap"), validate.k(k)
         dimensions, probes = validate.k(dimensions, "dimensions"), validate.k(probes, "probes")
         lists = None if lists is None else validate.k(lists, "lists")
-        threshold = None if threshold is None else validate.real(threshold, "threshold")
+        abstain_below = None if abstain_below is None else validate.real(abstain_below, "abstain_below")
         headers, cache = validate.flag(headers, "headers"), validate.flag(cache, "cache")
         for name, value in (("generator", generator), ("glossary", glossary)):
             if value is not None and not callable(value):
@@ -197,9 +198,9 @@ class RAGPipeline:
             raise ValueError(f"unknown reader {reader!r}; choose one of {', '.join(READERS)}")
         self.chunker, self.words, self.overlap, self.headers = chunker, words, overlap, headers
         self.retriever_name, self.dimensions, self.lists, self.probes = retriever, dimensions, lists, probes
-        self.generator, self.k, self.threshold = generator, k, threshold
+        self.generator, self.k, self.abstain_below = generator, k, abstain_below
         self.reader, self.glossary, self.cache = reader, glossary, cache
-        self.reader_threshold: float | None = None  # the offline reader's threshold, once indexed
+        self.reader_abstain_below: float | None = None  # the offline reader's abstention score, once indexed
         self.documents: list[Document] = []
         self.chunks: list[Chunk] = []
         self.retriever = None
@@ -227,13 +228,14 @@ class RAGPipeline:
                                         cache=self.cache)
         if self.generator is None and self.reader == "semantic":
             from .embedder import load_minilm
-            from .generators import SemanticExtractiveGenerator
+            from .readers import SemanticExtractiveGenerator
 
-            self.reader_threshold = SEMANTIC_THRESHOLD if self.threshold is None else self.threshold
-            self._generate = SemanticExtractiveGenerator(load_minilm(), self.reader_threshold, rewrite=self.glossary)
+            self.reader_abstain_below = SEMANTIC_ABSTAIN_BELOW if self.abstain_below is None else self.abstain_below
+            self._generate = SemanticExtractiveGenerator(load_minilm(), self.reader_abstain_below, rewrite=self.glossary)
         elif self.generator is None:
-            self.reader_threshold = LEXICAL_THRESHOLD if self.threshold is None else self.threshold
-            self._generate = ExtractiveGenerator(idf_lookup(self.chunks), self.reader_threshold)
+            self.reader_abstain_below = LEXICAL_ABSTAIN_BELOW if self.abstain_below is None else self.abstain_below
+            bm25 = self.retriever if isinstance(self.retriever, BM25) else None  # built once, read for its idf
+            self._generate = ExtractiveGenerator(idf_lookup(bm25 or self.chunks), self.reader_abstain_below)
         else:
             self._generate = self.generator
         return len(self.chunks)
@@ -244,7 +246,7 @@ class RAGPipeline:
             raise RuntimeError("nothing is indexed yet: call index(documents) first")
         k = self.k if k is None else validate.k(k)
         budget = None if budget is None else validate.count(budget, "budget")
-        return answer_question(question, self.chunks, self.documents, self.retriever, self._generate,
+        return answer_question(question, self.chunks, self.retriever, self._generate,
                                k, budget, allowed=allowed, rewrite=self.glossary)
 
     def query(self, question: str, k: int | None = None) -> dict:

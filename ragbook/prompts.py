@@ -23,6 +23,7 @@ __all__ = [
     "Source",
     "Prompt",
     "build_prompt",
+    "source_label",
     "sources_from_chunks",
     "evidence_budget",
     "chunks_that_fit",
@@ -83,17 +84,24 @@ def _pairs(sources: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     return pairs
 
 
-def sources_from_chunks(chunks: Sequence, documents: Sequence) -> list[tuple[str, str]]:
-    """(label, text) pairs for chunks: the label names the article and the section ("lead" for the lead)."""
-    by_id = {d.id: d for d in validate.sequence(documents, "documents", "Document objects")}
-    pairs = []
-    for chunk in validate.sequence(chunks, "chunks", "chunks"):
-        document = by_id.get(chunk.doc_id)
-        if document is None:
-            raise ValueError(f"chunk {chunk.id} comes from document {chunk.doc_id!r}, which is not among the documents")
-        heading = document.sections[chunk.section].heading or "lead"
-        pairs.append((f"{document.title}, {heading}", chunk.text))
-    return pairs
+def source_label(chunk) -> str:
+    """The label a chunk's source carries in the prompt: "title, heading", or "title, lead" for the lead.
+
+    It is read from the chunk's header ("title: heading", or the title alone for the lead; see
+    :mod:`ragbook.chunking`); a chunk cut without a header is labelled with its document id.
+    """
+    header = getattr(chunk, "header", None)
+    if not isinstance(header, str):
+        raise TypeError(f"expected a chunk with a header, got {type(chunk).__name__}")
+    if not header:
+        return chunk.doc_id
+    title, colon, heading = header.partition(": ")
+    return f"{title}, {heading}" if colon else f"{header}, lead"
+
+
+def sources_from_chunks(chunks: Sequence) -> list[tuple[str, str]]:
+    """(label, text) pairs for chunks: the label names the article and the section (:func:`source_label`)."""
+    return [(source_label(chunk), chunk.text) for chunk in validate.sequence(chunks, "chunks", "chunks")]
 
 
 def evidence_budget(context_limit: int, instructions: int, question: int, output_reserve: int, margin: int = 0) -> int:

@@ -1,4 +1,4 @@
-"""The retriever contract: what every retriever of the book promises (chapter 14 states it).
+"""The retriever contract: what every retriever of the book promises (chapter 5 states it).
 
 A retriever answers ``search(query, k=10, allowed=None)`` with a list of :class:`Hit` records, best first:
 

@@ -26,6 +26,7 @@ __all__ = [
     "Analyzer",
     "Sentence",
     "split_sentences",
+    "PARAGRAPH_BREAK",
     "contains_phrase",
 ]
 
@@ -160,7 +161,7 @@ class Sentence:
 
 # A candidate boundary: terminal punctuation, optional closing quotes or brackets, then whitespace.
 _BOUNDARY = re.compile(r"[.!?]+['\"\u2019\u201d)\]]*(?=\s)")
-_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")  # a blank line (spaces or tabs allowed) between paragraphs
 
 
 def _ends_sentence(text: str, stop: int, end: int) -> bool:
@@ -199,7 +200,7 @@ def split_sentences(text: str) -> list[Sentence]:
     for m in _BOUNDARY.finditer(text):
         if _ends_sentence(text, m.start(), m.end()):
             cuts.add(m.end())
-    for m in _PARAGRAPH.finditer(text):
+    for m in PARAGRAPH_BREAK.finditer(text):
         cuts.add(m.start())
     sentences: list[Sentence] = []
     begin = 0

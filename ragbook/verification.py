@@ -4,8 +4,8 @@
   when it cites at least one source and every number it cites names a source of the prompt.
 - A claim is a sentence of the answer. Its *support* is the share of its analysed terms (citation markers
   removed, repeats counted) that occur in the sources it cites. A claim passes when it cites at least one
-  existing source, its support is at least the threshold (0.75), every number in it occurs in a cited
-  source, and every quoted string occurs in a cited source.
+  existing source, its support is at least ``support_threshold`` (:data:`SUPPORT_THRESHOLD`, 0.75, by
+  default), every number in it occurs in a cited source, and every quoted string occurs in a cited source.
 
 These are necessary checks, not proof: a claim can pass and still misstate its source, and a true claim can
 fail because it paraphrases. A citation is not an answer.
@@ -19,9 +19,11 @@ from typing import Mapping, Sequence
 from . import validate
 from .text import analyze, normalize, split_sentences, tokenize
 
-__all__ = ["CITATION", "citations", "is_grounded", "ClaimCheck", "check_claim", "check_answer", "numbers_in"]
+__all__ = ["CITATION", "SUPPORT_THRESHOLD", "citations", "is_grounded", "ClaimCheck", "check_claim", "check_answer",
+           "numbers_in"]
 
 CITATION = re.compile(r"\[(\d+)\]")
+SUPPORT_THRESHOLD = 0.75  # the share of a claim's terms its cited sources must contain
 _QUOTE = re.compile(r"[\"\u201c]([^\"\u201d]+)[\"\u201d]")
 _NUMBER = re.compile(r"^\d+(?:[.:]\d+)*$")
 
@@ -53,17 +55,17 @@ class ClaimCheck:
     support: float
     unsupported_numbers: tuple[str, ...]
     unsupported_quotes: tuple[str, ...]
-    threshold: float
+    support_threshold: float
 
     @property
     def supported(self) -> bool:
-        return (bool(self.cited) and not self.missing_sources and self.support >= self.threshold
+        return (bool(self.cited) and not self.missing_sources and self.support >= self.support_threshold
                 and not self.unsupported_numbers and not self.unsupported_quotes)
 
 
-def check_claim(claim: str, sources: Mapping[int, str], threshold: float = 0.75) -> ClaimCheck:
+def check_claim(claim: str, sources: Mapping[int, str], support_threshold: float = SUPPORT_THRESHOLD) -> ClaimCheck:
     """Check one claim against the texts of the sources, numbered as in the prompt."""
-    threshold = validate.real(threshold, "the support threshold", minimum=0, maximum=1)
+    support_threshold = validate.real(support_threshold, "support_threshold", minimum=0, maximum=1)
     validate.text(claim, "claim")
     if not isinstance(sources, Mapping):
         raise TypeError(f"sources must map source numbers to texts, got {type(sources).__name__}")
@@ -78,10 +80,11 @@ def check_claim(claim: str, sources: Mapping[int, str], threshold: float = 0.75)
     numbers = tuple(n for n in dict.fromkeys(numbers_in(bare)) if n not in source_tokens)
     source_text = " ".join(normalize(text) for text in present)
     quotes = tuple(q for q in _QUOTE.findall(bare) if normalize(q) not in source_text)
-    return ClaimCheck(claim, cited, missing, support, numbers, quotes, threshold)
+    return ClaimCheck(claim, cited, missing, support, numbers, quotes, support_threshold)
 
 
-def check_answer(answer: str, sources: Sequence[str] | Mapping[int, str], threshold: float = 0.75) -> list[ClaimCheck]:
+def check_answer(answer: str, sources: Sequence[str] | Mapping[int, str],
+                 support_threshold: float = SUPPORT_THRESHOLD) -> list[ClaimCheck]:
     """Split the answer into claims (sentences) and check each; sources as a list are numbered from 1."""
     numbered = dict(enumerate(validate.texts(sources, "sources"), start=1)) if not isinstance(sources, Mapping) else dict(sources)
-    return [check_claim(s.text, numbered, threshold) for s in split_sentences(answer)]
+    return [check_claim(s.text, numbered, support_threshold) for s in split_sentences(answer)]

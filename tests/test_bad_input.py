@@ -24,7 +24,9 @@ from ragbook.generators import ScriptedGenerator, TrigramModel
 from ragbook.index import InvertedIndex
 from ragbook.lsa import LSA
 from ragbook.metrics import bootstrap_interval, ndcg_at_k, precision_at_k, recall_at_k
-from ragbook.operations import DocumentStore, User, load_org_corpus
+from ragbook.access import User
+from ragbook.orgdocs import load_org_corpus
+from ragbook.store import DocumentStore
 from ragbook.pipeline import RAGPipeline
 from ragbook.prompts import build_prompt, evidence_budget, word_estimate
 from ragbook.ranking import top_k

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from ragbook.bm25 import BM25, lucene_idf
-from ragbook.generators import (ABSTAIN, ChatClient, ChatError, Conversation, ExtractiveGenerator,
+from ragbook.generators import (ABSTAIN, ChatClient, ChatError, Conversation,
                                 ScriptedGenerator, TrigramModel)
 from ragbook.prompts import (build_prompt, chunks_that_fit, count_tokens, evidence_budget, pack_prompt,
                              word_estimate)
+from ragbook.readers import ExtractiveGenerator
 from ragbook.rag_models import (rag_sequence_likelihood, rag_sequence_log_likelihood, rag_token_likelihood,
                                 rag_token_log_likelihood, retrieval_distribution, sequence_weights)
 from ragbook.verification import check_answer, citations, is_grounded
@@ -89,7 +90,7 @@ def test_seed_004_extractive_coverage_and_answer():
 
 
 def test_extractive_rules_how_words_numbers_and_abstention():
-    generate = ExtractiveGenerator({"long": 5.0, "day": 1.0, "mars": 1.0}, threshold=0.5)
+    generate = ExtractiveGenerator({"long": 5.0, "day": 1.0, "mars": 1.0}, abstain_below=0.5)
     assert generate.question_terms("How long is a day on Mars?") == ["day", "mars"]
     prompt = build_prompt("How long is a day on Mars?", [("Mars, Orbit", "A day there is long."),
                                                           ("Mars, Orbit", "Each day lasts 24 hours 39 minutes.")])

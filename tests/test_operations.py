@@ -12,19 +12,11 @@ from ragbook.dense import DenseRetriever
 from ragbook.fusion import HybridRetriever
 from ragbook.generators import ScriptedGenerator
 from ragbook.lsa import LSA
-from ragbook.operations import (
-    ACCESS_LEVELS,
-    DocumentStore,
-    User,
-    alerts,
-    allowed_chunks,
-    instruction_like,
-    load_org_corpus,
-    log_entry,
-    parse_org_document,
-    read_org_folder,
-)
+from ragbook.access import User, allowed_chunks
+from ragbook.monitoring import alerts, instruction_like, log_entry
+from ragbook.orgdocs import ACCESS_LEVELS, load_org_corpus, parse_org_document, read_org_folder
 from ragbook.pipeline import answer_question
+from ragbook.store import DocumentStore
 from ragbook.text import analyze
 from ragbook.tfidf import TfIdf
 from ragbook.vectors import ExactIndex
@@ -154,7 +146,7 @@ def test_no_unreadable_chunk_reaches_the_prompt(name, levels, held, query, k):
     user = User("someone", held)
     allowed = allowed_chunks(_CHUNKS, meta, user)
     generator = ScriptedGenerator(["The sources do not contain the answer."])
-    answer = answer_question(query, _CHUNKS, _DOCUMENTS, RETRIEVERS[name], generator, k=k, allowed=allowed)
+    answer = answer_question(query, _CHUNKS, RETRIEVERS[name], generator, k=k, allowed=allowed)
     readable_texts = {c.text for c in _CHUNKS if meta[c.doc_id] in held}
     prompt = generator.prompts[0]
     assert all(source.text in readable_texts for source in prompt.sources)
@@ -352,3 +344,12 @@ def test_log_entry_and_alerts():
     assert alerts([dict(quiet, unreadable=2)]) == ["2 chunks the user may not read reached a prompt"]
     with pytest.raises(ValueError):
         alerts([])
+
+
+def test_operations_re_exports_the_names_of_its_four_modules():
+    import ragbook.operations as operations
+    from ragbook import access, monitoring, orgdocs, store
+
+    for module in (orgdocs, access, store, monitoring):
+        for name in module.__all__:
+            assert getattr(operations, name) is getattr(module, name)

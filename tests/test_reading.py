@@ -8,7 +8,8 @@ import pytest
 from ragbook.cli import main
 from ragbook.documents import load_corpus
 from ragbook.embedder import CachedEncoder, cache_directory
-from ragbook.generators import ABSTAIN, SemanticExtractiveGenerator
+from ragbook.generators import ABSTAIN
+from ragbook.readers import SemanticExtractiveGenerator
 from ragbook.glossary import ASTRONOMY, Glossary
 from ragbook.labels import load_questions
 from ragbook.pipeline import quotes_evidence
@@ -109,7 +110,7 @@ def hand_encoder(question_text):
 
 def test_semantic_reader_scores_by_cosine_with_the_number_penalty():
     encoder = hand_encoder(QUESTION)
-    reader = SemanticExtractiveGenerator(encoder, threshold=0.5)
+    reader = SemanticExtractiveGenerator(encoder, abstain_below=0.5)
     prompt = build_prompt(QUESTION, SOURCES)
     scored = reader.score(prompt)
     assert [(s.source, round(s.coverage, 4)) for s in scored] == [(2, 0.7071), (1, 0.6), (1, 0.3)]  # 0.8 - 0.5
@@ -125,16 +126,16 @@ def test_semantic_reader_embeds_the_rewritten_question_and_abstains_below_thresh
     table[rewritten] = np.array([0.6, 0.8, 0.0])  # now closest to the orbit sentence: 0.6*0.6 + 0.8*0.8 = 1.0
     encoder = HandEncoder({})
     encoder.table = table
-    reader = SemanticExtractiveGenerator(encoder, threshold=0.5, rewrite=glossary)
+    reader = SemanticExtractiveGenerator(encoder, abstain_below=0.5, rewrite=glossary)
     prompt = build_prompt(QUESTION, SOURCES)
     assert reader(prompt) == "It orbits the Sun every 224.7 days [1]."
     assert rewritten in encoder.seen and QUESTION not in encoder.seen
     # the rotation sentence alone: cosine (0.6 + 0.8) / sqrt(2) = 0.98995, just below 0.99
     only_rotation = build_prompt(QUESTION, SOURCES[1:])
-    assert SemanticExtractiveGenerator(encoder, threshold=0.99, rewrite=glossary)(only_rotation) == ABSTAIN
-    assert SemanticExtractiveGenerator(encoder, threshold=0.98, rewrite=glossary)(only_rotation) != ABSTAIN
-    with pytest.raises(ValueError, match=r"the threshold \(a cosine\) must be a finite number in \[-1, 1\], got 1.5"):
-        SemanticExtractiveGenerator(encoder, threshold=1.5)
+    assert SemanticExtractiveGenerator(encoder, abstain_below=0.99, rewrite=glossary)(only_rotation) == ABSTAIN
+    assert SemanticExtractiveGenerator(encoder, abstain_below=0.98, rewrite=glossary)(only_rotation) != ABSTAIN
+    with pytest.raises(ValueError, match=r"abstain_below \(a cosine\) must be a finite number in \[-1, 1\], got 1.5"):
+        SemanticExtractiveGenerator(encoder, abstain_below=1.5)
 
 
 def test_semantic_reader_embeds_each_sentence_once():

@@ -16,7 +16,8 @@ from ragbook.bm25 import BM25
 from ragbook.dense import DenseRetriever
 from ragbook.fusion import HybridRetriever, RerankedRetriever
 from ragbook.lsa import LSA
-from ragbook.operations import DocumentStore, load_org_corpus
+from ragbook.orgdocs import load_org_corpus
+from ragbook.store import DocumentStore
 from ragbook.retrieval import Hit, Retriever
 from ragbook.tfidf import TfIdf
 

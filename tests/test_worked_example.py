@@ -12,7 +12,8 @@ import pytest
 
 from ragbook.bm25 import BM25, lucene_idf, rsj_idf
 from ragbook.fusion import reciprocal_rank_fusion
-from ragbook.generators import ExtractiveGenerator, ScriptedGenerator
+from ragbook.generators import ScriptedGenerator
+from ragbook.readers import ExtractiveGenerator
 from ragbook.index import InvertedIndex
 from ragbook.metrics import dcg_at_k, ndcg_at_k, recall_at_k, reciprocal_rank
 from ragbook.prompts import INSTRUCTION, build_prompt, count_tokens
