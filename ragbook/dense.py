@@ -72,7 +72,7 @@ class DenseRetriever:
         q = self.encode_query(query)
         if self.ivf is None or allowed is not None:
             return self.exact.search_one(q, k, allowed)
-        return self.ivf.search(q, k, self.probes).ranking(0)
+        return self.ivf.search_batch(q, k, self.probes).ranking(0)
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
