@@ -318,10 +318,10 @@ class IVFIndex:
         sample = None if sample_per_list is None else validate.k(sample_per_list, "sample_per_list") * lists
         self.centroids, assignment = spherical_kmeans(x, lists, iterations, seed, sample)
         self.lists = lists
-        # store the vectors list by list, as the columns of a d x N matrix: list l is the slice of columns
-        # offsets[l]:offsets[l + 1] (a product with a block of queries reads it in place), order maps back to ids
+        # store the vectors list by list: list l is the block of rows offsets[l]:offsets[l + 1], read in place
+        # by a matrix product, and order maps a row back to its id
         self.order = np.argsort(assignment, kind="stable")
-        self.columns = np.ascontiguousarray(x[self.order].T)
+        self.vectors = x[self.order]
         self.offsets = np.zeros(lists + 1, dtype=np.int64)
         np.cumsum(np.bincount(assignment, minlength=lists), out=self.offsets[1:])
 
@@ -352,7 +352,7 @@ class IVFIndex:
         # keep what can still be in the top k (see _top_rows), score it exactly, rank it
         keep = approximate >= (kth - np.float32(_slack(self.dimension)))[rows]
         rows, positions = rows[keep], positions[keep]
-        exact = _exact_scores(q[rows], self.columns[:, positions].T)
+        exact = _exact_scores(q[rows], self.vectors[positions])
         ids, scores = _rank(rows, self.order[positions], exact, m, k)
         return SearchResult(ids, scores, self.lists + self.list_sizes[nearest].sum(axis=1))
 
@@ -376,17 +376,17 @@ class IVFIndex:
             lo, hi, a, b = bounds[l], bounds[l + 1], offsets[l], offsets[l + 1]
             if lo == hi or a == b:
                 continue
-            scores = q_pairs[lo:hi] @ self.columns[:, a:b]
+            scores = self.vectors[a:b] @ q_pairs[lo:hi].T  # column j: pair lo + j against every vector of list l
             if b - a > k:
-                top = np.partition(scores, b - a - k, axis=1)[:, b - a - k :]
-                best[lo:hi] = top
-                r, c = np.nonzero(scores >= (top.min(axis=1) - slack)[:, None])
+                top = np.partition(scores, b - a - k, axis=0)[b - a - k :]
+                best[lo:hi] = top.T
+                c, r = np.nonzero(scores >= top.min(axis=0) - slack)
             else:
-                best[lo:hi, : b - a] = scores
-                r, c = np.divmod(np.arange(scores.size), b - a)
+                best[lo:hi, : b - a] = scores.T
+                c, r = np.divmod(np.arange(scores.size), hi - lo)
             found_pairs.append(lo + r)
             found_positions.append(a + c)
-            found_scores.append(scores[r, c])
+            found_scores.append(scores[c, r])
         by_query = np.empty_like(best)
         by_query[pairs] = best
         kth = np.partition(by_query.reshape(m, probes * k), (probes - 1) * k, axis=1)[:, (probes - 1) * k]
@@ -399,7 +399,7 @@ class IVFIndex:
         """The same for a single query, without the grouping: one matrix-vector product per probed list."""
         bounds = self.offsets.tolist()
         spans = [(bounds[l], bounds[l + 1]) for l in nearest[0].tolist()]
-        scores = np.concatenate([q[0] @ self.columns[:, a:b] for a, b in spans])
+        scores = np.concatenate([self.vectors[a:b] @ q[0] for a, b in spans])
         kth = np.partition(scores, scores.size - k)[scores.size - k] if scores.size > k else -np.inf
         columns = np.flatnonzero(scores >= kth - np.float32(_slack(self.dimension)))
         # column c of the scores is in span s, at position start_s + (c - where span s begins in the scores)
@@ -412,4 +412,4 @@ class IVFIndex:
 
     @property
     def nbytes(self) -> int:
-        return self.columns.nbytes + self.centroids.nbytes + self.order.nbytes + self.offsets.nbytes
+        return self.vectors.nbytes + self.centroids.nbytes + self.order.nbytes + self.offsets.nbytes
