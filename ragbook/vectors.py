@@ -11,6 +11,7 @@ Rankings follow the same rules as the sparse retrievers: score descending, ties 
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -256,28 +257,30 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
     m = train.shape[0]
     centroids = train[rng.choice(m, size=clusters, replace=False)].copy()
     assignment = np.full(m, -1)
-    dimensions = train.T.astype(np.float64)  # one row per dimension, for the sums below
-    for _ in range(iterations):
-        similarity = train @ centroids.T
-        new = np.argmax(similarity, axis=1)
-        best = np.take_along_axis(similarity, new[:, None], axis=1)[:, 0]
-        sizes = np.bincount(new, minlength=clusters)
-        # the sum of each cluster's vectors, one dimension at a time
-        sums = np.stack([np.bincount(new, weights=values, minlength=clusters) for values in dimensions], axis=1)
-        empty = np.flatnonzero(sizes == 0)
-        if empty.size:
-            donors = iter(np.argsort(best, kind="stable").tolist())  # worst served first
-            for cluster in empty:
-                donor = next(i for i in donors if sizes[new[i]] > 1)
-                sizes[new[donor]] -= 1
-                sums[new[donor]] -= train[donor]
-                new[donor] = cluster
-                sums[cluster] = train[donor]
-                sizes[cluster] = 1
-        centroids = unit_rows(sums)
-        if np.array_equal(new, assignment):
-            break
-        assignment = new
+    train64 = train.astype(np.float64)
+    # a small product runs on one BLAS thread: waiting for a second thread would cost more than it saves
+    with _one_blas_thread() if m * clusters < 2**20 else contextlib.nullcontext():
+        for _ in range(iterations):
+            similarity = train @ centroids.T
+            new = np.argmax(similarity, axis=1)
+            best = np.take_along_axis(similarity, new[:, None], axis=1)[:, 0]
+            sizes = np.bincount(new, minlength=clusters)
+            sums = np.zeros(centroids.shape, dtype=np.float64)
+            np.add.at(sums, new, train64)  # the sum of each cluster's vectors
+            empty = np.flatnonzero(sizes == 0)
+            if empty.size:
+                donors = iter(np.argsort(best, kind="stable").tolist())  # worst served first
+                for cluster in empty:
+                    donor = next(i for i in donors if sizes[new[i]] > 1)
+                    sizes[new[donor]] -= 1
+                    sums[new[donor]] -= train[donor]
+                    new[donor] = cluster
+                    sums[cluster] = train[donor]
+                    sizes[cluster] = 1
+            centroids = unit_rows(sums)
+            if np.array_equal(new, assignment):
+                break
+            assignment = new
     if train is not x:
         assignment = np.argmax(x @ centroids.T, axis=1)
     return centroids, assignment
