@@ -51,15 +51,22 @@ DOCUMENTED_KEYS = {
     "vectors": RUN_KEYS + [
         "run.others_busy_cpus", "run.faiss_threads",
         "cases.*.description", "cases.*.dimensions", "cases.*.vectors", "cases.*.queries",
-        *[f"cases.*.exact.systems.*.{k}" for k in ("build_s", "us_per_query", "queries_per_s", "recall_at_10",
-                                                   "same_list_as_faiss")],
-        "cases.*.exact.ratios.ragbook/faiss", "cases.*.exact.target",
-        "cases.*.ivf.lists", "cases.*.ivf.build.ragbook.build_s", "cases.*.ivf.build.faiss.build_s",
-        "cases.*.ivf.probes.*.ragbook.recall_at_10", "cases.*.ivf.probes.*.ragbook.us_per_query",
-        "cases.*.ivf.probes.*.faiss.recall_at_10", "cases.*.ivf.probes.*.faiss.us_per_query",
-        "cases.*.ivf.probes.*.faiss.recall_at_10_matched_kmeans", "cases.*.ivf.probes.*.ratios.ragbook/faiss",
-        "cases.*.ivf.equal_recall.*.ratio", "cases.*.ivf.summary.equal_recall_ratio_worst",
-        "cases.*.ivf.summary.recall_difference_worst", "cases.*.ivf.targets",
+        *[f"cases.*.exact.systems.*.{k}" for k in ("build_s", "us_per_query", "us_per_query_best", "spread",
+                                                   "queries_per_s", "recall_at_10", "same_list_as_faiss")],
+        "cases.*.exact.ratios.ragbook/faiss", "cases.*.exact.ratios.ragbook/faiss_turns",
+        "cases.*.exact.ratios.ragbook/faiss_faster", "cases.*.exact.faiss_1_thread_us_per_query", "cases.*.exact.target",
+        "cases.*.ivf.lists", "cases.*.ivf.kmeans", "cases.*.ivf.build.ragbook.build_s",
+        "cases.*.ivf.build.faiss.build_s", "cases.*.ivf.build.ragbook.spread", "cases.*.ivf.build.faiss.spread",
+        "cases.*.ivf.build.ratio_ragbook/faiss",
+        *[f"cases.*.ivf.probes.*.{system}.{k}" for system in ("ragbook", "faiss")
+          for k in ("recall_at_10", "us_per_query", "us_per_query_best", "spread", "single_query_us",
+                    "single_query_recall_at_10")],
+        "cases.*.ivf.probes.*.ratios.ragbook/faiss", "cases.*.ivf.probes.*.ratios.ragbook/faiss_turns",
+        "cases.*.ivf.probes.*.ratios.single_query_ragbook/faiss", "cases.*.ivf.probes.*.ratios.ragbook/faiss_faster",
+        "cases.*.ivf.probes.*.ratios.single_query_ragbook/faiss_faster",
+        "cases.*.ivf.equal_recall.*.ratio", "cases.*.ivf.single_query_equal_recall.*.ratio",
+        "cases.*.ivf.summary.equal_recall_ratio_worst", "cases.*.ivf.summary.single_query_equal_recall_ratio_worst",
+        "cases.*.ivf.summary.build_ratio", "cases.*.ivf.summary.recall_difference_worst", "cases.*.ivf.targets",
     ],
 }
 
@@ -231,18 +238,24 @@ def render_sparse(data: dict) -> list[str]:
 def render_vectors(data: dict) -> list[str]:
     lines = ["### Vector search (`vectors.py`)", ""] + run_lines("vectors", data)
     lines.append(f"Exact top 10 ({data['run']['faiss_threads']} threads for NumPy's BLAS and for faiss; time per "
-                 "query from one batch of queries):")
+                 "query from one batch of queries, median over the repeats; spread: slowest / fastest repeat; "
+                 "turns: the range of the ratio measured turn by turn):")
     lines.append("")
     rows = []
     for case, c in data["cases"].items():
         e = c["exact"]["systems"]
+        turns = c["exact"]["ratios"]["ragbook/faiss_turns"]
         rows.append([case, f"{c['vectors']:,} x {c['dimensions']}", num(c["queries"]),
-                     num(e["ragbook"]["us_per_query"]), num(e["numpy"]["us_per_query"]),
-                     num(e["faiss"]["us_per_query"]), times(c["exact"]["ratios"]["ragbook/faiss"]),
+                     num(e["ragbook"]["us_per_query"]), fixed(e["ragbook"]["spread"], 2), num(e["numpy"]["us_per_query"]),
+                     num(e["faiss"]["us_per_query"]), fixed(e["faiss"]["spread"], 2),
+                     times(c["exact"]["ratios"]["ragbook/faiss"]), f"{turns['min']:.2f}-{turns['max']:.2f}",
+                     num(c["exact"]["faiss_1_thread_us_per_query"]), times(c["exact"]["ratios"]["ragbook/faiss_faster"]),
                      f"{e['ragbook']['same_list_as_faiss']:.1%}"])
-    lines += markdown_table(["case", "vectors", "queries", "ragbook µs/query", "NumPy µs/query",
-                             "faiss µs/query", "ragbook / faiss", "same top-10 list as faiss"], rows)
-    lines.append("IVF (ragbook `IVFIndex` against faiss `IndexIVFFlat`), recall@10 against exact search:")
+    lines += markdown_table(["case", "vectors", "queries", "ragbook µs/query", "spread", "NumPy µs/query",
+                             "faiss µs/query", "spread", "ragbook / faiss", "turns", "faiss 1 thread µs/query",
+                             "ragbook / faster faiss", "same top-10 list as faiss"], rows)
+    lines.append("IVF (ragbook `IVFIndex` against faiss `IndexIVFFlat`, the same lists and k-means budget), recall@10 "
+                 "against exact search; batch: µs per query in one batch; single: one call per query:")
     lines.append("")
     rows = []
     for case, c in data["cases"].items():
@@ -251,24 +264,33 @@ def render_vectors(data: dict) -> list[str]:
         shown = [p for p in probes if int(p) in (1, 4, 16, 64)] or probes
         for p in shown:
             pr = ivf["probes"][p]
-            rows.append([case if p == shown[0] else "", f"{ivf['lists']} / {p}", fixed(pr["ragbook"]["recall_at_10"]),
-                         fixed(pr["faiss"]["recall_at_10"]), fixed(pr["faiss"]["recall_at_10_matched_kmeans"]),
-                         num(pr["ragbook"]["us_per_query"]), num(pr["faiss"]["us_per_query"]),
-                         times(pr["ratios"]["ragbook/faiss"])])
-    lines += markdown_table(["case", "lists / probes", "recall ragbook", "recall faiss",
-                             "faiss, ragbook's k-means budget", "ragbook µs/query", "faiss µs/query",
-                             "ragbook / faiss"], rows)
+            rb, fa, ratios = pr["ragbook"], pr["faiss"], pr["ratios"]
+            turns = ratios["ragbook/faiss_turns"]
+            rows.append([case if p == shown[0] else "", f"{ivf['lists']} / {p}", fixed(rb["recall_at_10"]),
+                         fixed(fa["recall_at_10"]), num(rb["us_per_query"]), fixed(rb["spread"], 2),
+                         num(fa["us_per_query"]), fixed(fa["spread"], 2), times(ratios["ragbook/faiss"]),
+                         f"{turns['min']:.2f}-{turns['max']:.2f}", times(ratios["ragbook/faiss_1_thread"]),
+                         num(rb["single_query_us"]), num(fa["single_query_us"]), num(fa["single_query_us_1_thread"]),
+                         times(ratios["single_query_ragbook/faiss_faster"])])
+    lines += markdown_table(["case", "lists / probes", "recall ragbook", "recall faiss", "batch ragbook µs/query",
+                             "spread", "batch faiss µs/query", "spread", "ragbook / faiss", "turns",
+                             "ragbook / faiss 1 thread", "single ragbook µs", "single faiss µs",
+                             "single faiss 1 thread µs", "ragbook / faster faiss"], rows)
     rows = []
     for case, c in data["cases"].items():
         ivf = c["ivf"]
         s, b = ivf["summary"], ivf["build"]
         rows.append([case, times(s["equal_recall_ratio_worst"]), times(s["equal_recall_ratio_best"]),
-                     f"{s['recall_difference_worst']:+.4f}", num(b["ragbook"]["build_s"]), num(b["faiss"]["build_s"])])
-    lines.append("IVF summary (time ratio at equal recall: ragbook's time interpolated in recall between its "
-                 "measured points):")
+                     times(s["single_query_equal_recall_ratio_worst"]), f"{s['recall_difference_worst']:+.4f}",
+                     num(b["ragbook"]["build_s"]), num(b["faiss"]["build_s"]), times(s["build_ratio"])])
+    lines.append("IVF summary (time ratio at equal recall, against faiss's faster setting at each point, its threads "
+                 "or one thread: ragbook's time interpolated in recall between its measured points; k-means for both: "
+                 + ", ".join(f"{case} {c['ivf']['kmeans']['iterations']} iterations on {c['ivf']['kmeans']['sample']:,} "
+                             "vectors" for case, c in data["cases"].items()) + "):")
     lines.append("")
-    lines += markdown_table(["case", "ragbook / faiss at equal recall, worst", "best",
-                             "recall ragbook - faiss at equal probes, worst", "ragbook build s", "faiss build s"], rows)
+    lines += markdown_table(["case", "batch ragbook / faiss at equal recall, worst", "best",
+                             "single query, worst", "recall ragbook - faiss at equal probes, worst",
+                             "ragbook build s", "faiss build s", "build ragbook / faiss"], rows)
     missed = []
     for case, c in data["cases"].items():
         for t in [c["exact"]["target"]] + c["ivf"]["targets"]:

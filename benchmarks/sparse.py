@@ -20,8 +20,8 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the project
 
-from report import (  # noqa: E402  (the benchmarks' shared helpers)
-    RESULTS_DIR, load, load_average, note, run_info, table, verdict, write_results)
+from harness import (  # noqa: E402  (the benchmarks' shared harness)
+    RESULTS_DIR, load, load_average, note, run_info, table, take_turns, time_calls, verdict, write_results)
 
 import argparse
 import gc
@@ -68,10 +68,6 @@ PUBLISHED = [
 # --- printing ----------------------------------------------------------------------------------------
 
 
-
-
-
-
 def mib(n: float | None) -> float | None:
     return None if n is None else n / 2**20
 
@@ -80,35 +76,7 @@ def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}x"
 
 
-
-
-
-
 # --- measuring ---------------------------------------------------------------------------------------
-
-
-def interleaved_best(fns: dict, repeats: int) -> dict:
-    """Best wall time of each function over ``repeats`` rounds, the functions taking turns in every round."""
-    best = {name: float("inf") for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            gc.collect()
-            start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
-
-
-def best_time(fn, repeats: int) -> tuple[float, object]:
-    """Best wall time of ``repeats`` calls of ``fn`` and the result of the last call."""
-    best, result = float("inf"), None
-    for _ in range(repeats):
-        result = None
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def traced(fn) -> tuple[object, int, int]:
@@ -334,7 +302,8 @@ def choose_bm25s_mode(retriever, query_lists) -> tuple[str, dict]:
         fn(10)  # warm-up
     timings = {name: {} for name in modes}
     for k in (10, 1000):
-        best = interleaved_best({name: (lambda fn=fn: fn(k)) for name, fn in modes.items()}, 5)
+        turns = take_turns({name: (lambda fn=fn: fn(k)) for name, fn in modes.items()}, 5)
+        best = {name: t.best for name, t in turns.items()}
         for name, t in best.items():
             timings[name][k] = len(query_lists) / t
     best = max(timings, key=lambda m: timings[m][10] + timings[m][1000])
@@ -362,7 +331,9 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
     # Build time (best of `repeats`), then a separate build under tracemalloc for the memory.
     for name, build in (("ragbook", build_ragbook), ("bm25s", build_bm25s)):
         note(f"{label}: building {name} x{repeats}")
-        t, model = best_time(lambda: build(doc_tokens), repeats)
+        built = time_calls(lambda: build(doc_tokens), repeats)
+        t, model = built.best, built.result
+        del built
         out[name]["build"] = t
         single += t
         del model
@@ -388,10 +359,11 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
         note(f"{label}: queries k={k}")
         ragbook_model.search(rq[0], k)  # warm-up
         run(bm25s_model, query_tokens[:5], k)
-        best = interleaved_best({
+        turns = take_turns({
             "ragbook": lambda: [ragbook_model.search_arrays(q, k) for q in rq],
             "bm25s": lambda: run(bm25s_model, query_tokens, k),
         }, QUERY_REPEATS)
+        best = {name: t.best for name, t in turns.items()}
         for name, t in best.items():
             out[name][f"qps{k}"] = n_q / t
             single += QUERY_REPEATS * t
@@ -403,7 +375,9 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
     if rank_plan is not None:
         rank_repeats, n_sub = rank_plan
         note(f"{label}: rank_bm25 build")
-        t, okapi = best_time(lambda: build_rank_bm25(doc_tokens), rank_repeats)
+        built = time_calls(lambda: build_rank_bm25(doc_tokens), rank_repeats)
+        t, okapi = built.best, built.result
+        del built
         out["rank_bm25"]["build"] = t
         del okapi
         gc.collect()
@@ -414,7 +388,7 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
         ids = list(range(n_docs))
         for k in (10, 1000):
             note(f"{label}: rank_bm25 queries k={k}")
-            t, _ = best_time(lambda: [okapi.get_top_n(q, ids, n=k) for q in subset], rank_repeats)
+            t = time_calls(lambda: [okapi.get_top_n(q, ids, n=k) for q in subset], rank_repeats).best
             out["rank_bm25"][f"qps{k}"] = len(subset) / t
         del okapi
         gc.collect()
@@ -518,8 +492,8 @@ def part2(doc_tokens, query_tokens, corpus_tokenized):
     table(["bm25s retrieval path (single worker), 300 queries, best of 5", "q/s k=10", "q/s k=1000"],
           [[m, t[10], t[1000]] for m, t in timings.items()],
           title=f"bm25s's documented retrieval paths, taking turns; the fastest, '{mode}', is used below")
-    t_ids, _ = best_time(lambda: bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy").index(
-        corpus_tokenized, show_progress=False), 3)
+    t_ids = time_calls(lambda: bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy").index(
+        corpus_tokenized, show_progress=False), 3).best
     del retriever
     out = speed("SciFact", doc_tokens, query_tokens, mode, 3, (3, RANK_BM25_QUERIES))
     print(f"  for reference, bm25s indexing its own Tokenized ids (skipping the string -> id step): {t_ids:.3f} s "
@@ -548,7 +522,7 @@ def search_breakdown(doc_tokens, query_tokens):
         return keep[order], values[order]
 
     rows, breakdown = [], {}
-    per_query = lambda fn: best_time(fn, 3)[0] / len(rq) * 1e6
+    per_query = lambda fn: time_calls(fn, 3).best / len(rq) * 1e6
     t_scores = per_query(lambda: [model.scores(q) for q in rq])
     for k in (10, 1000):
         t_search = per_query(lambda: [model.search(q, k) for q in rq])

@@ -12,6 +12,7 @@ from typing import Iterable, Protocol, Sequence
 import numpy as np
 
 from . import validate
+from .embedder import encode_queries
 from .retrieval import Hit, as_hits
 from .text import tokenize
 from .vectors import ExactIndex, IVFIndex
@@ -53,8 +54,7 @@ class DenseRetriever:
         query = validate.query(query, terms=False)
         vector = self._queries.get(query)
         if vector is None:
-            encode = getattr(self.encoder, "encode_queries", self.encoder.encode)
-            vector = np.asarray(encode([query]), dtype=np.float32)[0]
+            vector = np.asarray(encode_queries(self.encoder, [query]), dtype=np.float32)[0]
             if len(self._queries) >= 10_000:
                 self._queries.clear()
             self._queries[query] = vector
@@ -73,7 +73,7 @@ class DenseRetriever:
         q = self.encode_query(query)
         if self.ivf is None or allowed is not None:
             return as_hits(self.exact.search_one(q, k, allowed))
-        return as_hits(self.ivf.search(q, k, self.probes).ranking(0))
+        return as_hits(self.ivf.search_batch(q, k, self.probes).ranking(0))
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -11,10 +11,12 @@ Rankings follow the same rules as the sparse retrievers: score descending, ties 
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from . import validate
 from .ranking import _candidates
@@ -51,9 +53,14 @@ def unit_rows(vectors: np.ndarray, dtype=np.float32) -> np.ndarray:
         raise ValueError(f"expected a 2-D array of vectors (one per row), got shape {matrix.shape}")
     if matrix.shape[0] == 0 or matrix.shape[1] == 0:
         raise ValueError(f"expected at least one vector of at least one dimension, got shape {matrix.shape}")
+    return _unit(matrix, dtype)
+
+
+def _unit(matrix: np.ndarray, dtype=np.float32) -> np.ndarray:
+    """The rows of a checked float64 matrix divided by their lengths (the work of :func:`unit_rows`)."""
     norms = np.linalg.norm(matrix, axis=1)
-    zero = np.flatnonzero(norms == 0)
-    if zero.size:
+    if not norms.all():
+        zero = np.flatnonzero(norms == 0)
         raise ValueError(f"row {zero[0]} is a zero vector, which has no direction; {zero.size} zero rows in all")
     return (matrix / norms[:, None]).astype(dtype)
 
@@ -79,7 +86,22 @@ def _queries(queries: np.ndarray, dimension: int) -> np.ndarray:
         q = q[None, :]
     if q.ndim != 2 or q.shape[1] != dimension:
         raise ValueError(f"queries must have {dimension} dimensions like the indexed vectors, got shape {np.shape(queries)}")
-    return unit_rows(q)
+    return _unit(q.astype(np.float64))
+
+
+_BLOCKS: list[ThreadpoolController] = []
+
+
+def _one_blas_thread():
+    """A context in which NumPy's BLAS uses one thread (for the whole process).
+
+    IVF search makes one small matrix product per probed list. Above a size threshold the BLAS splits each
+    one over its threads, and on a machine busy with other work every product then waits for a second
+    thread to be scheduled: the same search took 20 to 70 times longer. One thread per product is steady.
+    """
+    if not _BLOCKS:
+        _BLOCKS.append(ThreadpoolController())
+    return _BLOCKS[0].limit(limits=1, user_api="blas")
 
 
 _BLOCK = 64
@@ -92,9 +114,10 @@ def _slack(dimension: int) -> float:
     Any order of summing r products errs by at most gamma_r = r u / (1 - r u) times |q| |v| (u = 2^-24,
     and |q| |v| is 1 up to the rounding of the unit rows); two computations disagree by twice that, and
     a candidate set must reach twice further still (see :func:`_top_rows`). Doubling u keeps it safe.
+    The last term covers rounding a threshold (a score minus this slack, at most 2 in size) to float32.
     """
     r = dimension + 2
-    return 4 * r * _EPSILON32 / (1 - r * _EPSILON32)
+    return 4 * r * _EPSILON32 / (1 - r * _EPSILON32) + 2 * _EPSILON32
 
 
 def _exact_scores(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
@@ -103,7 +126,7 @@ def _exact_scores(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     The result depends only on the two vectors, never on where they sit in a batch or in the index, so
     identical vectors get identical scores and a query gets the same scores alone or in a batch.
     """
-    products = queries.astype(np.float64) * vectors.astype(np.float64)
+    products = np.multiply(queries, vectors, dtype=np.float64, order="C")  # C order: one summation order
     return products.sum(axis=-1).astype(np.float32)
 
 
@@ -124,10 +147,8 @@ def _top_rows(scores: np.ndarray, ids: np.ndarray, k: int, queries: np.ndarray, 
     """
     m, n = scores.shape
     take = min(k, n)
-    out_ids = np.full((m, k), -1, dtype=np.int64)
-    out_scores = np.full((m, k), -np.inf, dtype=np.float32)
     if take == 0 or m == 0:
-        return out_ids, out_scores
+        return np.full((m, k), -1, dtype=np.int64), np.full((m, k), -np.inf, dtype=np.float32)
     slack = _slack(queries.shape[1])
     blocks = n // _BLOCK
     if blocks >= 4 * take:
@@ -146,14 +167,22 @@ def _top_rows(scores: np.ndarray, ids: np.ndarray, k: int, queries: np.ndarray, 
         kth = np.partition(scores, n - take, axis=1)[:, n - take] if take < n else np.full(m, -np.inf)
         rows, columns = np.nonzero(scores >= (kth.astype(np.float64) - slack)[:, None])
     exact = _exact_scores(queries[rows], vectors[columns if positions is None else positions[columns]])
-    candidate_ids = ids[columns]
-    order = np.lexsort((candidate_ids, -exact, rows))
-    rows, candidate_ids, exact = rows[order], candidate_ids[order], exact[order]
-    starts = np.searchsorted(rows, np.arange(m))
-    rank = np.arange(rows.size) - starts[rows]
-    keep = rank < take
-    out_ids[rows[keep], rank[keep]] = candidate_ids[keep]
-    out_scores[rows[keep], rank[keep]] = exact[keep]
+    return _rank(rows, ids[columns], exact, m, k)
+
+
+def _rank(rows: np.ndarray, ids: np.ndarray, scores: np.ndarray, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k best candidates of each of m queries, by score descending then id ascending, padded with id -1.
+
+    Candidate j belongs to query ``rows[j]``, has id ``ids[j]`` and the (exact) score ``scores[j]``.
+    """
+    out_ids = np.full((m, k), -1, dtype=np.int64)
+    out_scores = np.full((m, k), -np.inf, dtype=np.float32)
+    order = np.lexsort((ids, -scores, rows))
+    rows, ids, scores = rows[order], ids[order], scores[order]
+    rank = np.arange(rows.size) - np.searchsorted(rows, np.arange(m))[rows]
+    keep = rank < k
+    out_ids[rows[keep], rank[keep]] = ids[keep]
+    out_scores[rows[keep], rank[keep]] = scores[keep]
     return out_ids, out_scores
 
 
@@ -164,8 +193,12 @@ class ExactIndex:
         self.vectors = unit_rows(vectors)
         self.n, self.dimension = self.vectors.shape
 
-    def search(self, queries: np.ndarray, k: int = 10) -> SearchResult:
-        """The k most similar vectors for every query row (k beyond N returns all N, padded with id -1)."""
+    def search_batch(self, queries: np.ndarray, k: int = 10) -> SearchResult:
+        """Search a matrix of query vectors, one query per row (a single vector counts as one row).
+
+        Returns a :class:`SearchResult` of arrays: row i holds query i's k most similar vectors (ids and
+        scores, best first, ties by id; k beyond N returns all N, padded with id -1) and its dot products.
+        """
         k = validate.k(k)
         q = _queries(queries, self.dimension)
         scores = q @ self.vectors.T
@@ -175,12 +208,12 @@ class ExactIndex:
     def search_one(self, query: np.ndarray, k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
         """One query's top k as (id, score) pairs; ``allowed`` restricts the candidates before ranking.
 
-        The ids and scores are those of :meth:`search` for the same query, whatever the batch.
+        The ids and scores are those of :meth:`search_batch` for the same query, whatever the batch.
         """
         k = validate.k(k)
         q = _queries(query, self.dimension)
         if q.shape[0] != 1:
-            raise ValueError(f"search_one takes one query vector, got {q.shape[0]}; use search for a batch")
+            raise ValueError(f"search_one takes one query vector, got {q.shape[0]}; use search_batch for a batch")
         if allowed is None:
             candidates = np.arange(self.n)
             scores = self.vectors @ q[0]
@@ -195,13 +228,16 @@ class ExactIndex:
         return self.vectors.nbytes
 
 
-def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, seed: int = 0,
+                     sample: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Spherical k-means on unit vectors: maximise the sum of each vector's cosine with its centroid.
 
     Centroids start at distinct random vectors (seeded). Each iteration assigns every vector to the centroid
-    with the largest dot product and resets each centroid to the normalised mean of its vectors. A cluster
-    left empty is moved to the vector worst served by its current centroid, so all ``clusters`` lists stay
-    in use. Returns (centroids, assignment).
+    with the largest dot product (one matrix product) and resets each centroid to the normalised mean of its
+    vectors. A cluster left empty is moved to the vector worst served by its current centroid, so all
+    ``clusters`` lists stay in use. With ``sample`` (at least ``clusters``), the iterations run on that many
+    vectors drawn at random (seeded) and every vector is then assigned to its nearest final centroid.
+    Returns (centroids, assignment).
     """
     x = unit_rows(vectors)
     n = x.shape[0]
@@ -211,32 +247,42 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
     iterations = validate.k(iterations, "iterations")
     seed = validate.count(seed, "seed")
     rng = np.random.default_rng(seed)
-    centroids = x[rng.choice(n, size=clusters, replace=False)].copy()
-    assignment = np.full(n, -1)
-    for _ in range(iterations):
-        similarity = x @ centroids.T
-        new = np.argmax(similarity, axis=1)
-        best = similarity[np.arange(n), new]
-        sizes = np.bincount(new, minlength=clusters)
-        sums = np.zeros(centroids.shape, dtype=np.float64)
-        order = np.argsort(new, kind="stable")
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        filled = sizes > 0
-        sums[filled] = np.add.reduceat(x[order], starts[filled], axis=0)
-        taken: set[int] = set()
-        for empty in np.flatnonzero(sizes == 0):
-            order = np.argsort(best, kind="stable")
-            donor = next(int(i) for i in order if int(i) not in taken and sizes[new[i]] > 1)
-            taken.add(donor)
-            sizes[new[donor]] -= 1
-            sums[new[donor]] -= x[donor]
-            new[donor] = empty
-            sums[empty] = x[donor]
-            sizes[empty] = 1
-        centroids = unit_rows(sums)
-        if np.array_equal(new, assignment):
-            break
-        assignment = new
+    train = x
+    if sample is not None:
+        sample = validate.whole(sample, "sample")
+        if sample < clusters:
+            raise ValueError(f"a sample of {sample} vectors cannot train {clusters} clusters; give at least {clusters}")
+        if sample < n:
+            train = x[np.sort(rng.choice(n, size=sample, replace=False))]
+    m = train.shape[0]
+    centroids = train[rng.choice(m, size=clusters, replace=False)].copy()
+    assignment = np.full(m, -1)
+    train64 = train.astype(np.float64)
+    # a small product runs on one BLAS thread: waiting for a second thread would cost more than it saves
+    with _one_blas_thread() if m * clusters < 2**20 else contextlib.nullcontext():
+        for _ in range(iterations):
+            similarity = train @ centroids.T
+            new = np.argmax(similarity, axis=1)
+            best = np.take_along_axis(similarity, new[:, None], axis=1)[:, 0]
+            sizes = np.bincount(new, minlength=clusters)
+            sums = np.zeros(centroids.shape, dtype=np.float64)
+            np.add.at(sums, new, train64)  # the sum of each cluster's vectors
+            empty = np.flatnonzero(sizes == 0)
+            if empty.size:
+                donors = iter(np.argsort(best, kind="stable").tolist())  # worst served first
+                for cluster in empty:
+                    donor = next(i for i in donors if sizes[new[i]] > 1)
+                    sizes[new[donor]] -= 1
+                    sums[new[donor]] -= train[donor]
+                    new[donor] = cluster
+                    sums[cluster] = train[donor]
+                    sizes[cluster] = 1
+            centroids = unit_rows(sums)
+            if np.array_equal(new, assignment):
+                break
+            assignment = new
+    if train is not x:
+        assignment = np.argmax(x @ centroids.T, axis=1)
     return centroids, assignment
 
 
@@ -261,15 +307,22 @@ def optimal_lists(n, probes):
 
 
 class IVFIndex:
-    """An inverted-file index: spherical k-means lists, and a search that scans only the p nearest lists."""
+    """An inverted-file index: spherical k-means lists, and a search that scans only the p nearest lists.
 
-    def __init__(self, vectors: np.ndarray, lists: int, iterations: int = 20, seed: int = 0):
+    k-means trains on at most ``sample_per_list`` vectors per list (256 by default, FAISS's budget; None:
+    every vector) for at most ``iterations`` rounds; then every vector goes to its nearest centroid.
+    """
+
+    def __init__(self, vectors: np.ndarray, lists: int, iterations: int = 20, seed: int = 0,
+                 sample_per_list: int | None = 256):
         x = unit_rows(vectors)
         self.n, self.dimension = x.shape
         lists = validate.whole(lists, "lists")
-        self.centroids, assignment = spherical_kmeans(x, lists, iterations, seed)
+        sample = None if sample_per_list is None else validate.k(sample_per_list, "sample_per_list") * lists
+        self.centroids, assignment = spherical_kmeans(x, lists, iterations, seed, sample)
         self.lists = lists
-        # store the vectors list by list, so that a list is a contiguous slice
+        # store the vectors list by list: list l is the block of rows offsets[l]:offsets[l + 1], read in place
+        # by a matrix product, and order maps a row back to its id
         self.order = np.argsort(assignment, kind="stable")
         self.vectors = x[self.order]
         self.offsets = np.zeros(lists + 1, dtype=np.int64)
@@ -279,41 +332,86 @@ class IVFIndex:
     def list_sizes(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    def search(self, queries: np.ndarray, k: int = 10, probes: int = 1) -> SearchResult:
-        """The top k among the vectors of each query's ``probes`` nearest lists."""
+    def search_batch(self, queries: np.ndarray, k: int = 10, probes: int = 1) -> SearchResult:
+        """Search a matrix of query vectors, one query per row (a single vector counts as one row).
+
+        Returns a :class:`SearchResult` of arrays: row i holds the k best of the vectors in query i's
+        ``probes`` nearest lists (ids and scores, best first, ties by id, padded with id -1) and the dot
+        products it cost (L centroids plus the probed lists' sizes).
+        """
         k = validate.k(k)
         probes = validate.whole(probes, "probes")
         if not 1 <= probes <= self.lists:
             raise ValueError(f"probes must be between 1 and the number of lists ({self.lists}), got {probes!r}")
         q = _queries(queries, self.dimension)
         m = q.shape[0]
-        nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[:, :probes]
-        # Work list by list rather than query by query: every query that probes list l is scored against it
-        # in one matrix product, and keeps its k best from that list; then each query merges its p lists.
-        pair_lists = nearest.ravel()
-        pair_rows = np.repeat(np.arange(m), probes)
-        pair_slots = np.tile(np.arange(probes), m)
-        by_list = np.argsort(pair_lists, kind="stable")
-        starts = np.searchsorted(pair_lists[by_list], np.arange(self.lists + 1))
-        candidate_ids = np.full((m, probes, k), -1, dtype=np.int64)
-        candidate_scores = np.full((m, probes, k), -np.inf, dtype=np.float32)
-        for l in np.flatnonzero(np.diff(starts)):
-            pairs = by_list[starts[l] : starts[l + 1]]
-            a, b = self.offsets[l], self.offsets[l + 1]
-            if a == b:
+        if m == 1:
+            nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[:, :probes]
+            rows, positions, approximate, kth = self._scan_one(q, nearest, k)
+        else:
+            with _one_blas_thread():
+                nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[:, :probes]
+                rows, positions, approximate, kth = self._scan_by_list(q, nearest, k)
+        # keep what can still be in the top k (see _top_rows), score it exactly, rank it
+        keep = approximate >= (kth - np.float32(_slack(self.dimension)))[rows]
+        rows, positions = rows[keep], positions[keep]
+        exact = _exact_scores(q[rows], self.vectors[positions])
+        ids, scores = _rank(rows, self.order[positions], exact, m, k)
+        return SearchResult(ids, scores, self.lists + self.list_sizes[nearest].sum(axis=1))
+
+    def _scan_by_list(self, q, nearest, k):
+        """Score the probed lists list by list: all the queries that probe list l against its slice at once.
+
+        Returns the candidates (query row, position in ``self.vectors``, float32 score) and every query's
+        k-th best float32 score over its probed lists. A list keeps the entries within the slack of its own
+        k-th best score, which is at most the query's k-th best over all its lists, so no candidate is lost.
+        """
+        m, probes = nearest.shape
+        slack = np.float32(_slack(self.dimension))
+        pairs = np.argsort(nearest.ravel(), kind="stable")  # (query, probe) pairs, grouped by list
+        rows = pairs // probes
+        q_pairs = q[rows]  # row j: the query of pair j, so that the queries of a list are one slice
+        bounds = np.searchsorted(nearest.ravel()[pairs], np.arange(self.lists + 1)).tolist()
+        offsets = self.offsets.tolist()
+        best = np.full((m * probes, k), -np.inf, dtype=np.float32)  # each pair's k best scores
+        found_pairs, found_positions, found_scores = [], [], []
+        for l in range(self.lists):
+            lo, hi, a, b = bounds[l], bounds[l + 1], offsets[l], offsets[l + 1]
+            if lo == hi or a == b:
                 continue
-            rows = pair_rows[pairs]
-            best_ids, best_scores = _top_rows(q[rows] @ self.vectors[a:b].T, self.order[a:b], k, q[rows], self.vectors[a:b])
-            candidate_ids[rows, pair_slots[pairs]] = best_ids
-            candidate_scores[rows, pair_slots[pairs]] = best_scores
-        flat_ids = candidate_ids.reshape(m, probes * k)
-        flat_scores = candidate_scores.reshape(m, probes * k)
-        # padding (id -1, score -inf) sorts last; real ids are distinct across lists
-        order = np.lexsort((np.where(flat_ids < 0, np.iinfo(np.int64).max, flat_ids), -flat_scores), axis=-1)[:, :k]
-        ids = np.take_along_axis(flat_ids, order, axis=1)
-        scores = np.take_along_axis(flat_scores, order, axis=1)
-        cost = self.lists + self.list_sizes[nearest].sum(axis=1)
-        return SearchResult(ids, scores, cost)
+            scores = self.vectors[a:b] @ q_pairs[lo:hi].T  # column j: pair lo + j against every vector of list l
+            if b - a > k:
+                top = np.partition(scores, b - a - k, axis=0)[b - a - k :]
+                best[lo:hi] = top.T
+                c, r = np.nonzero(scores >= top.min(axis=0) - slack)
+            else:
+                best[lo:hi, : b - a] = scores.T
+                c, r = np.divmod(np.arange(scores.size), hi - lo)
+            found_pairs.append(lo + r)
+            found_positions.append(a + c)
+            found_scores.append(scores[c, r])
+        by_query = np.empty_like(best)
+        by_query[pairs] = best
+        kth = np.partition(by_query.reshape(m, probes * k), (probes - 1) * k, axis=1)[:, (probes - 1) * k]
+        if not found_pairs:  # every probed list is empty
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32), kth
+        return (rows[np.concatenate(found_pairs)], np.concatenate(found_positions), np.concatenate(found_scores),
+                kth)
+
+    def _scan_one(self, q, nearest, k):
+        """The same for a single query, without the grouping: one matrix-vector product per probed list."""
+        bounds = self.offsets.tolist()
+        spans = [(bounds[l], bounds[l + 1]) for l in nearest[0].tolist()]
+        scores = np.concatenate([self.vectors[a:b] @ q[0] for a, b in spans])
+        kth = np.partition(scores, scores.size - k)[scores.size - k] if scores.size > k else -np.inf
+        columns = np.flatnonzero(scores >= kth - np.float32(_slack(self.dimension)))
+        # column c of the scores is in span s, at position start_s + (c - where span s begins in the scores)
+        starts, stops = np.array(spans).T
+        lengths = stops - starts
+        ends = np.cumsum(lengths)
+        span = np.searchsorted(ends, columns, side="right")
+        positions = starts[span] + columns - (ends - lengths)[span]
+        return np.zeros(columns.size, dtype=np.int64), positions, scores[columns], np.full(1, kth, dtype=np.float32)
 
     @property
     def nbytes(self) -> int:

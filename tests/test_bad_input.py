@@ -183,7 +183,7 @@ def test_numpy_ints_are_ints(k):
     for name in NAMES:
         search, _ = SEARCHES[name]
         assert search(QUERY, np.int64(k)) == search(QUERY, k)
-    assert EXACT.search(VECTORS[:2], np.int32(k)).ids.tolist() == EXACT.search(VECTORS[:2], k).ids.tolist()
+    assert EXACT.search_batch(VECTORS[:2], np.int32(k)).ids.tolist() == EXACT.search_batch(VECTORS[:2], k).ids.tolist()
 
 
 @FAST
@@ -225,7 +225,7 @@ def test_numbers_given_as_strings_are_type_errors(value):
         (lambda: evidence_budget(value, 0, 0, 0), r"context_limit \(in tokens\) must be a whole number"),
         (lambda: ivf_cost(1000, value, 1), "lists must be numbers|lists must be real numbers"),
         (lambda: optimal_lists(value, 1), "the number of vectors must be"),
-        (lambda: IVF.search(VECTORS[:1], 3, value), "probes must be a whole number"),
+        (lambda: IVF.search_batch(VECTORS[:1], 3, value), "probes must be a whole number"),
         (lambda: bootstrap_interval([0.5, 1.0], resamples=value), "resamples must be a whole number"),
         (lambda: precision_at_k([1], {1}, value), "k must be a whole number"),
         (lambda: RAGPipeline(k=value), "k must be a whole number"),
@@ -264,7 +264,7 @@ def test_non_finite_vectors_are_refused(bad, position):
     query[position] = bad
     for index in (EXACT, IVF):
         with pytest.raises(ValueError, match=r"queries must be finite numbers"):
-            index.search(query, 3)
+            index.search_batch(query, 3)
     with pytest.raises(ValueError, match=r"queries must be finite numbers"):
         EXACT.search_one(query, 3)
 

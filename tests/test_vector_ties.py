@@ -34,7 +34,7 @@ def test_the_reported_case_batch_and_one_at_a_time_agree_and_follow_ids():
     x = np.repeat(base, 6, axis=0)
     queries = rng.standard_normal((8, 16))
     index = ExactIndex(x)
-    batch = index.search(queries, 3)
+    batch = index.search_batch(queries, 3)
     for row, query in enumerate(queries):
         want = expected_ids(base, np.repeat(np.arange(3), 6), query, 3)
         assert batch.ids[row].tolist() == want
@@ -49,7 +49,7 @@ def test_k_cutting_through_a_group_keeps_the_lowest_ids(k):
     base, group_of, x, rng = repeated(3, 6, 16, seed=1)
     queries = rng.standard_normal((8, 16))
     index = ExactIndex(x)
-    batch = index.search(queries, k)
+    batch = index.search_batch(queries, k)
     for row, query in enumerate(queries):
         want = expected_ids(base, group_of, query, k)
         assert batch.ranking(row) == index.search_one(query, k)
@@ -65,7 +65,7 @@ def test_interleaved_duplicates_in_a_large_index(k):
     base, group_of, x, rng = repeated(100, 40, 32, seed=2, interleave=True)
     queries = rng.standard_normal((12, 32))
     index = ExactIndex(x)
-    batch = index.search(queries, k)
+    batch = index.search_batch(queries, k)
     for row, query in enumerate(queries):
         want = expected_ids(base, group_of, query, k)
         assert batch.ids[row].tolist() == want
@@ -93,9 +93,9 @@ def test_a_query_gets_the_same_answer_alone_or_in_any_batch(seed, batch, k):
     x[150:160] = x[7]  # a few duplicates among ordinary vectors
     queries = rng.standard_normal((batch, 24))
     index = ExactIndex(x)
-    whole = index.search(queries, k)
+    whole = index.search_batch(queries, k)
     for row in range(batch):
-        alone = index.search(queries[row : row + 1], k)
+        alone = index.search_batch(queries[row : row + 1], k)
         assert alone.ids[0].tolist() == whole.ids[row].tolist()
         assert alone.scores[0].tolist() == whole.scores[row].tolist()
         assert index.search_one(queries[row], k) == whole.ranking(row)
@@ -111,14 +111,14 @@ def test_ivf_ties_by_id_and_scanning_every_list_gives_the_exact_answer(k):
     queries = rng.standard_normal((10, 12))
     ivf = IVFIndex(x, 4, seed=1)
     exact = ExactIndex(x)
-    everything = ivf.search(queries, k, probes=4)
-    want = exact.search(queries, k)
+    everything = ivf.search_batch(queries, k, probes=4)
+    want = exact.search_batch(queries, k)
     assert everything.ids.tolist() == want.ids.tolist()
     assert everything.scores.tolist() == want.scores.tolist()
     for row, query in enumerate(queries):
         assert everything.ids[row].tolist()[: min(k, x.shape[0])] == expected_ids(base, group_of, query, k)
     # with one probe, identical vectors share a list (k-means puts equal points together): still by id
-    one = ivf.search(queries, k, probes=1)
+    one = ivf.search_batch(queries, k, probes=1)
     for row in range(queries.shape[0]):
         ranked = one.ranking(row)
         for (i1, s1), (i2, s2) in zip(ranked, ranked[1:]):

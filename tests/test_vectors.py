@@ -37,17 +37,17 @@ def test_exact_search_matches_faiss_flat():
     reference = faiss.IndexFlatIP(32)
     reference.add(x)
     scores, ids = reference.search(q, 10)
-    ours = ExactIndex(x).search(q, 10)
+    ours = ExactIndex(x).search_batch(q, 10)
     assert np.array_equal(ours.ids, ids)
     np.testing.assert_allclose(ours.scores, scores, atol=1e-5)
 
 
 def test_ties_go_to_the_lower_id_and_short_results_are_padded():
     x = np.array([[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 300)
-    result = ExactIndex(x).search(np.array([[0.0, 1.0], [1.0, 0.0]]), k=4)
+    result = ExactIndex(x).search_batch(np.array([[0.0, 1.0], [1.0, 0.0]]), k=4)
     assert result.ids[0].tolist() == [3, 4, 5, 6]
     assert result.ids[1].tolist()[:3] == [0, 1, 2]
-    big = ExactIndex(x[:5]).search(np.array([1.0, 0.0]), k=8)
+    big = ExactIndex(x[:5]).search_batch(np.array([1.0, 0.0]), k=8)
     assert big.ids[0].tolist()[5:] == [-1, -1, -1] and len(big.ranking(0)) == 5
 
 
@@ -56,9 +56,9 @@ def test_vector_errors():
         ExactIndex(np.array([[1.0, 0.0], [0.0, 0.0]]))
     index = ExactIndex(np.eye(3))
     with pytest.raises(ValueError, match="3 dimensions"):
-        index.search(np.ones((2, 4)))
+        index.search_batch(np.ones((2, 4)))
     with pytest.raises(ValueError, match="k must be"):
-        index.search(np.ones(3), k=0)
+        index.search_batch(np.ones(3), k=0)
 
 
 def test_spherical_kmeans_fills_every_list_even_with_duplicates():
@@ -75,16 +75,16 @@ def test_ivf_probing_every_list_is_exact_and_costs_are_counted():
     x = clustered(3000, 16, 12, seed=4)
     q = clustered(50, 16, 12, seed=5)
     ivf = IVFIndex(x, lists=20, seed=0)
-    exact = ExactIndex(x).search(q, 10)
-    everything = ivf.search(q, 10, probes=20)
+    exact = ExactIndex(x).search_batch(q, 10)
+    everything = ivf.search_batch(q, 10, probes=20)
     assert np.array_equal(everything.ids, exact.ids)
     assert np.all(everything.dot_products == 20 + 3000)
-    one = ivf.search(q, 10, probes=1)
+    one = ivf.search_batch(q, 10, probes=1)
     sizes = ivf.list_sizes
     nearest = np.argmax(unit_rows(q) @ ivf.centroids.T, axis=1)
     assert np.array_equal(one.dot_products, 20 + sizes[nearest])
     with pytest.raises(ValueError, match="probes must be between 1"):
-        ivf.search(q, 10, probes=21)
+        ivf.search_batch(q, 10, probes=21)
 
 
 def test_cost_formula_and_its_optimum():
@@ -102,18 +102,24 @@ def test_cost_formula_and_its_optimum():
 
 
 def test_ivf_recall_close_to_faiss():
+    """Mean recall over six k-means seeds: one seed's local optimum moves recall by up to +-0.05 in both
+    libraries, so a single seed each would compare luck. Same lists, same sample (256 vectors per list)."""
     faiss = pytest.importorskip("faiss")
     x = unit_rows(clustered(20000, 32, 50, seed=6))
     q = unit_rows(clustered(300, 32, 50, seed=7))
-    truth = ExactIndex(x).search(q, 10).ids
-    ours = IVFIndex(x, lists=64, seed=0)
-    quantizer = faiss.IndexFlatIP(32)
-    reference = faiss.IndexIVFFlat(quantizer, 32, 64, faiss.METRIC_INNER_PRODUCT)
-    reference.train(x)
-    reference.add(x)
-    for probes in (1, 4, 16):
-        reference.nprobe = probes
-        _, theirs = reference.search(q, 10)
-        mine = ours.search(q, 10, probes=probes).ids
-        recall = lambda found: np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth)])
-        assert recall(mine) >= recall(theirs) - 0.02, probes  # never worse than faiss by more than 0.02
+    truth = ExactIndex(x).search_batch(q, 10).ids
+    recall = lambda found: np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth)])
+    mine, theirs = {p: [] for p in (1, 4, 16)}, {p: [] for p in (1, 4, 16)}
+    for seed in range(6):
+        ours = IVFIndex(x, lists=64, seed=seed)
+        quantizer = faiss.IndexFlatIP(32)
+        reference = faiss.IndexIVFFlat(quantizer, 32, 64, faiss.METRIC_INNER_PRODUCT)
+        reference.cp.seed = seed
+        reference.train(x)
+        reference.add(x)
+        for probes in mine:
+            reference.nprobe = probes
+            theirs[probes].append(recall(reference.search(q, 10)[1]))
+            mine[probes].append(recall(ours.search_batch(q, 10, probes=probes).ids))
+    for probes in mine:  # never worse than faiss by more than 0.02
+        assert np.mean(mine[probes]) >= np.mean(theirs[probes]) - 0.02, (probes, mine[probes], theirs[probes])

@@ -1,12 +1,115 @@
-"""Shared helpers of the benchmark scripts (imported from the scripts' own folder): plain-text tables and
-notes for the console, and the machine-readable results files (benchmarks/results/*.json)."""
+"""The benchmarks' shared harness (imported from the scripts' own folder): timing with repeats, the systems
+taking turns, and the spread over the repeats; targets printed MET / NOT MET; plain-text tables and notes for
+the console; the machine and its load; the machine-readable results files (benchmarks/results/*.json)."""
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
+
+
+# --- timing ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Timing:
+    """The wall times of the repeated calls of one function, and the result of its last call."""
+
+    seconds: list[float] = field(default_factory=list)
+    result: object = None
+
+    @property
+    def best(self) -> float:
+        return min(self.seconds)
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.seconds))
+
+    @property
+    def worst(self) -> float:
+        return max(self.seconds)
+
+    @property
+    def spread(self) -> float:
+        """Slowest over fastest repeat: 1.0 when every repeat took the same time."""
+        return self.worst / self.best
+
+    def record(self, scale: float = 1.0, unit: str = "s") -> dict:
+        """The figures for a results file, each time multiplied by ``scale`` (e.g. 1e6 / queries)."""
+        return {f"median_{unit}": self.median * scale, f"best_{unit}": self.best * scale,
+                f"worst_{unit}": self.worst * scale, "spread": self.spread, "repeats": len(self.seconds)}
+
+
+def take_turns(fns: dict[str, Callable[[], object]], repeats: int, warm_up_below: float = 0.0) -> dict[str, Timing]:
+    """Time every function ``repeats`` times, the functions taking turns (a, b, c, a, b, c, ...), so that a
+    change of load on the machine affects them alike. A function whose fastest call so far is shorter than
+    ``warm_up_below`` seconds gets an untimed call first: thread pools of two libraries compete for the cores,
+    and a library called right after the other one pays to get its threads going again."""
+    timings = {name: Timing() for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            timing = timings[name]
+            timing.result = None
+            gc.collect()
+            if warm_up_below and (not timing.seconds or timing.best < warm_up_below):
+                fn()
+            start = time.perf_counter()
+            timing.result = fn()
+            timing.seconds.append(time.perf_counter() - start)
+    return timings
+
+
+def time_calls(fn: Callable[[], object], repeats: int) -> Timing:
+    """``repeats`` timed calls of one function."""
+    return take_turns({"fn": fn}, repeats)["fn"]
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, object]:
+    """Wall time of one call of ``fn`` and its result."""
+    gc.collect()
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def turn_ratios(a: Timing, b: Timing) -> dict:
+    """a's time over b's in each turn (both measured in the same round): the median and the range."""
+    ratios = np.array(a.seconds) / np.array(b.seconds)
+    return {"median": float(np.median(ratios)), "min": float(ratios.min()), "max": float(ratios.max())}
+
+
+# --- targets -----------------------------------------------------------------------------------------
+
+
+def verdict(met: bool | None) -> str:
+    return "-" if met is None else ("MET" if met else "NOT MET")
+
+
+class Targets:
+    """Targets of one benchmark section: each ``check`` prints its line and keeps a record for the results file."""
+
+    def __init__(self):
+        self.records: list[dict] = []
+
+    def check(self, target: str, value: float | None, limit: float, unit: str = "x", absolute: bool = False,
+              detail: str = "") -> bool | None:
+        """``value`` (a ratio with unit "x", or a difference) against ``limit``: met when at most the limit."""
+        met = None if value is None else (abs(value) if absolute else value) <= limit
+        shown = "-" if value is None else (f"{value:.2f}x" if unit == "x" else f"{value:+.4f}")
+        print(f"  {target}: {shown}  {verdict(met)}" + (f"  ({detail})" if detail else ""))
+        key = "ratio" if unit == "x" else "value"
+        self.records.append({"target": target, key: value, "met": met})
+        return met
+
+    @property
+    def all_met(self) -> bool:
+        return all(r["met"] is not False for r in self.records)
 
 
 def fmt(value: object) -> str:
@@ -42,8 +145,10 @@ def table(headers: list[str], rows: list[list[object]], title: str | None = None
     print()
 
 
-def verdict(met: bool) -> str:
-    return "MET" if met else "MISSED"
+def heading(text: str) -> None:
+    print("=" * 100)
+    print(text)
+    print("=" * 100)
 
 
 def note(message: str) -> None:
@@ -57,6 +162,26 @@ def load() -> str:
         return ", ".join(f"{v:.2f}" for v in os.getloadavg())
     except (AttributeError, OSError):
         return "unknown"
+
+
+def cpu_seconds() -> tuple[float, float] | None:
+    """(CPU seconds all processes have been busy, CPU seconds of this process) from /proc/stat; None elsewhere."""
+    try:
+        with open("/proc/stat", encoding="utf-8") as handle:
+            fields = [float(v) for v in handle.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    busy = sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)  # all but idle and iowait
+    mine = os.times()
+    return busy / os.sysconf("SC_CLK_TCK"), mine.user + mine.system
+
+
+def others_busy(start: tuple[float, float] | None, wall: float) -> float | None:
+    """How many CPUs other processes kept busy, on average, since ``start`` (None without /proc/stat)."""
+    end = cpu_seconds()
+    if start is None or end is None or wall <= 0:
+        return None
+    return round(max((end[0] - start[0]) - (end[1] - start[1]), 0.0) / wall, 2)
 
 
 # --- machine-readable results ------------------------------------------------------------------------
