@@ -17,11 +17,9 @@ with that method. Vector indexes (:mod:`ragbook.vectors`) are not retrievers: th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Protocol, Sequence, runtime_checkable
+from typing import Iterable, Protocol, runtime_checkable
 
-from . import validate
-
-__all__ = ["Hit", "Retriever", "as_hits", "chunk_ids"]
+__all__ = ["Hit", "Retriever", "as_hits"]
 
 
 @dataclass(frozen=True)
@@ -44,8 +42,3 @@ def as_hits(ranked: Iterable[tuple[int, float]]) -> list[Hit]:
     """Ranked (chunk id, score) pairs, best first, as hits with ranks 1, 2, ...; ids as int, scores as float."""
     return [Hit(int(chunk_id), float(score), rank) for rank, (chunk_id, score) in enumerate(ranked, start=1)]
 
-
-def chunk_ids(ranking: Sequence[Hit] | Sequence[int], name: str = "a ranking") -> list[int]:
-    """The chunk ids of a ranking given as hits or as plain ids, best first."""
-    entries = validate.sequence(ranking, name, "hits or chunk ids")
-    return validate.ids([entry.chunk_id if isinstance(entry, Hit) else entry for entry in entries], name)
