@@ -8,18 +8,23 @@
 #                                      (installs Debian's chromium when it is missing and you are root)
 #   make binder-check                  a fresh Python 3.11 environment from requirements.txt only, as Binder
 #                                      builds it, runs chapter 1
+#   make llm                           install the language-model runtime (llama-cpp-python, built once per
+#                                      CPU type and cached) and the book's two models into .venv
+#   make records                       every recorded generation made anew: delete the records, re-execute
+#                                      every chapter that uses the model
 #   make notebook CH=chapters/01_open_book.md   regenerate and re-execute one chapter's notebook
 #   make notebooks                     the same for every chapter
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LLM    := $(VENV)/.llm-installed
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --color=no
 # The second CPU profile (tools/cpu_profile.py): another BLAS kernel, one thread, numpy without AVX-512.
 PROFILE2 = env $$($(BIN)/python tools/cpu_profile.py --env)
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: book student test unit pairs nbval build browser chromium student-check binder-check notebook notebooks clean
+.PHONY: book student test unit pairs nbval replay build browser chromium student-check binder-check llm records notebook notebooks clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,43 +32,60 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
+$(LLM): $(STAMP) requirements-llm.txt tools/install_llm.sh
+	sh tools/install_llm.sh $(BIN)/python
+	touch $(LLM)
+
+llm: $(LLM)
+
+records: $(LLM)
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python tools/llm_records.py regenerate
+
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
 student: $(STAMP)
 	$(BIN)/python tools/student_edition.py --out _build/student
 
-test: $(STAMP)
+test: $(STAMP) $(LLM)
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory pairs
 	@$(MAKE) --no-print-directory nbval
+	@$(MAKE) --no-print-directory replay
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory student-check
 	@$(MAKE) --no-print-directory binder-check
 
-unit: $(STAMP)
-	@echo "== 1/7 unit and property tests of ragbook, on this machine as it is"
+# The live language-model tests run in the first pass only: the second profile changes numpy's and
+# OpenBLAS's kernels, which llama.cpp does not use.
+unit: $(STAMP) $(LLM)
+	@echo "== 1/8 unit and property tests of ragbook, on this machine as it is (the real model included)"
 	@$(BIN)/python tools/cpu_profile.py --show
-	$(BIN)/pytest tests -q
-	@echo "== 1/7 the same tests under the second CPU profile"
+	RAGBOOK_REQUIRE_LLM=1 $(BIN)/pytest tests -q
+	@echo "== 1/8 the same tests under the second CPU profile"
 	@$(PROFILE2) $(BIN)/python tools/cpu_profile.py --show --expect-profile
-	$(PROFILE2) $(BIN)/pytest tests -q
+	$(PROFILE2) $(BIN)/pytest tests -q -m "not live"
 
 pairs: $(STAMP)
-	@echo "== 2/7 every chapters/*.md regenerates exactly its committed .ipynb"
+	@echo "== 2/8 every chapters/*.md regenerates exactly its committed .ipynb"
 	@PATH=$(abspath $(BIN)):$$PATH sh tools/check_pairs.sh
 
 nbval: $(STAMP)
-	@echo "== 3/7 nbval: every chapter re-executed in a fresh kernel, outputs compared, on this machine as it is"
+	@echo "== 3/8 nbval: every chapter re-executed in a fresh kernel, outputs compared, on this machine as it is"
+	@echo "   (generations replayed from ragbook/data/generations/; a request without a record fails)"
 	@$(BIN)/python tools/cpu_profile.py --show
-	$(BIN)/pytest $(NBVAL) chapters -q
-	@echo "== 3/7 nbval again under the second CPU profile: the stored outputs must hold there too"
+	RAGBOOK_LLM_RECORDS=only $(BIN)/pytest $(NBVAL) chapters -q
+	@echo "== 3/8 nbval again under the second CPU profile: the stored outputs must hold there too"
 	@$(PROFILE2) $(BIN)/python tools/cpu_profile.py --show --expect-profile
-	$(PROFILE2) $(BIN)/pytest $(NBVAL) chapters -q
+	RAGBOOK_LLM_RECORDS=only $(PROFILE2) $(BIN)/pytest $(NBVAL) chapters -q
+
+replay: $(LLM)
+	@echo "== 4/8 the records are the model's: a fixed sample of 20 generations made again, compared byte for byte"
+	$(BIN)/python tools/llm_records.py check --sample 20 --minimum 0.95
 
 build: $(STAMP)
-	@echo "== 4/7 the book builds with warnings as errors"
+	@echo "== 5/8 the book builds with warnings as errors"
 	rm -rf _build/html
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
@@ -84,19 +106,19 @@ chromium:
 	fi
 
 browser: $(STAMP) chromium
-	@echo "== 5/7 every page in headless Chromium, served on 127.0.0.1 with every other host blocked"
+	@echo "== 6/8 every page in headless Chromium, served on 127.0.0.1 with every other host blocked"
 	@test -f _build/html/intro.html || $(MAKE) --no-print-directory book
 	$(BIN)/python tools/browser_check.py --site _build/html --out _build/screenshots --chromium $(CHROMIUM)
 
 student-check: $(STAMP) chromium
-	@echo "== 6/7 the student edition: no solution text, every exercise, every graded check grades"
+	@echo "== 7/8 the student edition: no solution text, every exercise, every graded check grades"
 	@test -f _build/html/intro.html || $(MAKE) --no-print-directory book
 	$(BIN)/python tools/student_edition.py --out _build/student
 	$(BIN)/python tools/check_student.py --book _build/html --student _build/student
 	$(BIN)/python tools/browser_check.py --site _build/student/html --out _build/screenshots/student --chromium $(CHROMIUM)
 
 binder-check:
-	@echo "== 7/7 Binder's environment: a fresh venv of runtime.txt's Python from requirements.txt, chapter 1 in it"
+	@echo "== 8/8 Binder's environment: a fresh venv of runtime.txt's Python from requirements.txt, chapter 1 in it"
 	sh tools/binder_check.sh chapters/01_open_book.ipynb
 
 notebook: $(STAMP)

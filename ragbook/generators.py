@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import os
@@ -231,8 +232,11 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return urllib.request.Request(f"{self.base_url}/chat/completions", data=body, headers=headers, method="POST")
 
-    def complete(self, messages: Sequence[Mapping[str, str]]) -> str:
-        body = json.dumps({"model": self.model, "messages": list(messages), "temperature": self.temperature}).encode()
+    def complete(self, messages: Sequence[Mapping[str, str]], max_tokens: int | None = None) -> str:
+        request = {"model": self.model, "messages": list(messages), "temperature": self.temperature}
+        if max_tokens is not None:
+            request["max_tokens"] = validate.whole(max_tokens, "max_tokens")
+        body = json.dumps(request).encode()
         for attempt in range(self.retries + 1):
             try:
                 with urllib.request.urlopen(self._request(body), timeout=self.timeout) as response:
@@ -247,7 +251,7 @@ class ChatClient:
                     raise ChatError(f"HTTP {error.code} after {self.retries + 1} attempts; giving up") from None
                 wait = error.headers.get("Retry-After") if error.headers else None
                 time.sleep(float(wait) if wait and wait.replace(".", "", 1).isdigit() else self.backoff * 2**attempt)
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+            except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as error:
                 if attempt == self.retries:
                     raise ChatError(f"could not reach {self.base_url} after {self.retries + 1} attempts: {error}") from None
                 time.sleep(self.backoff * 2**attempt)
