@@ -12,6 +12,10 @@ The defaults are the best configuration chapter 14 measures: hybrid retrieval (B
 the semantic reader, and on the bundled corpus the astronomy glossary. The MiniLM vectors of the chunks
 are computed on the first run (about 13 s for the bundled corpus) and read from the cache afterwards
 (``--no-cache`` turns that off). ``--retriever bm25 --reader lexical`` needs no model at all.
+
+``--reader llm`` answers with a local language model (``--model NAME|PATH``, default
+:data:`ragbook.llm.DEFAULT_MODEL`; ``make llm`` installs it): the answer is printed as it is generated,
+then the sources, the checks, and the time to the first token and in total.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from . import validate
 from .documents import load_corpus, read_folder
 from .glossary import ASTRONOMY, Glossary
 from .pipeline import CHUNKERS, READERS, RETRIEVERS, RAGPipeline
+from .llm import ModelError
 from .readers import LEXICAL_ABSTAIN_BELOW, SEMANTIC_ABSTAIN_BELOW
 
 __all__ = ["main", "build_parser"]
@@ -71,6 +76,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the semantic one "
                              f"(default {SEMANTIC_ABSTAIN_BELOW})")
     parser.add_argument("--no-cache", action="store_true", help="do not keep MiniLM chunk vectors on disk")
+    parser.add_argument("--model", metavar="NAME|PATH", default=None,
+                        help="the language model of --reader llm: qwen2.5-1.5b (default), qwen2.5-0.5b, or a "
+                             ".gguf file (also $RAGBOOK_GGUF)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,11 +100,16 @@ def _pipeline(args) -> RAGPipeline:
         raise ValueError("--probes needs --lists (IVF); without --lists search is exact")
     if args.lists is not None and args.retriever not in ("lsa", "embedder", "hybrid"):
         raise ValueError(f"--lists applies to dense retrievers (lsa, embedder, hybrid), not {args.retriever}")
+    if args.reader == "llm" and args.abstain_below is not None:
+        raise ValueError("--abstain-below applies to the lexical and semantic readers; the llm reader refuses "
+                         "in its own words")
+    if args.model is not None and args.reader != "llm":
+        raise ValueError(f"--model applies to --reader llm, not to --reader {args.reader}")
     choice = _glossary_choice(args)
     glossary = GLOSSARIES[choice] if choice in GLOSSARIES else Glossary.from_json(choice)
     return RAGPipeline(chunker=args.chunker, words=args.chunk_words, retriever=args.retriever, k=args.k,
                        dimensions=args.dimensions, lists=args.lists, probes=args.probes, abstain_below=args.abstain_below,
-                       reader=args.reader, glossary=glossary, cache=not args.no_cache)
+                       reader=args.reader, glossary=glossary, cache=not args.no_cache, model=args.model)
 
 
 def _glossary_choice(args) -> str:
@@ -105,7 +118,8 @@ def _glossary_choice(args) -> str:
 
 
 def _setup(args) -> str:
-    return f"{args.retriever}, {args.reader} reader, glossary {_glossary_choice(args)}"
+    reader = f"llm reader ({args.model or 'the default model'})" if args.reader == "llm" else f"{args.reader} reader"
+    return f"{args.retriever}, {reader}, glossary {_glossary_choice(args)}"
 
 
 def _ask(args, out) -> int:
@@ -114,9 +128,12 @@ def _ask(args, out) -> int:
     started = time.perf_counter()
     n = pipeline.index(documents)
     indexed = time.perf_counter()
+    streaming = args.reader == "llm"
+    if streaming:  # the answer as the model writes it
+        pipeline._generate.on_text = lambda piece: (out.write(piece), out.flush())
     result = pipeline.answer(args.question)
     answered = time.perf_counter()
-    print(result.answer, file=out)
+    print("" if streaming else result.answer, file=out)
     print(f"\n{len(documents)} documents, {n} chunks, {_setup(args)}, top {args.k}; "
           f"indexed in {indexed - started:.2f} s, answered in {answered - indexed:.2f} s", file=out)
     for r in result.retrieved:
@@ -132,6 +149,11 @@ def _ask(args, out) -> int:
             if check.unsupported_numbers:
                 details.append(f"numbers not in its sources {list(check.unsupported_numbers)}")
             print(f"checks: {verdict} ({', '.join(details)})", file=out)
+    if streaming:
+        made = pipeline._generate.last
+        print(f"model {pipeline._generate.model.name}: prompt {made.prompt_tokens} tokens, answer "
+              f"{made.completion_tokens} tokens; first token after {made.seconds_to_first_token:.2f} s, "
+              f"answer in {made.seconds:.2f} s", file=out)
     if args.show_prompt:
         print("\n--- prompt ---\n" + result.prompt.text, file=out)
     return 0
@@ -184,6 +206,9 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
     try:
         return _ask(args, out) if args.command == "ask" else _evaluate(args, out)
     except ValueError as error:
+        print(f"ragbook: error: {error}", file=sys.stderr)
+        return 2
+    except ModelError as error:
         print(f"ragbook: error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:

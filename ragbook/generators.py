@@ -22,11 +22,12 @@ from collections import Counter, deque
 from typing import Iterable, Mapping, Sequence
 
 from . import validate
-from .prompts import Prompt
+from .prompts import Prompt, chat_messages
 from .text import split_sentences
 
 __all__ = [
     "ABSTAIN",
+    "is_refusal",
     "ScriptedGenerator",
     "LanguageModel",
     "TrigramModel",
@@ -37,6 +38,19 @@ __all__ = [
 ]
 
 ABSTAIN = "The sources do not contain the answer."
+# A refusal in a model's own words, as the book's instruction asks for one: "the sources do not contain it",
+# "this is not mentioned in the sources", "the provided sources don't say".
+_REFUSAL = re.compile(
+    r"\b(?:sources?|passages?|context)\b[^.]{0,60}?\b(?:do|does|did)(?:\s+not|n't)\s+"
+    r"(?:contain|include|mention|provide|say|state|specify|give)"
+    r"|\bnot\s+(?:contained|mentioned|provided|stated|given|found)\s+in\s+the\s+(?:provided\s+)?sources?\b",
+    re.I)
+
+
+def is_refusal(text: str) -> bool:
+    """True for :data:`ABSTAIN`, and for an answer that says the sources do not contain the answer."""
+    text = validate.text(text, "answer")
+    return text.strip() == ABSTAIN or _REFUSAL.search(text) is not None
 
 
 class ScriptedGenerator:
@@ -206,7 +220,8 @@ class ChatClient:
     """
 
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                 temperature: float = 0.0, timeout: float = 30.0, retries: int = 3, backoff: float = 0.5):
+                 temperature: float = 0.0, timeout: float = 30.0, retries: int = 3, backoff: float = 0.5,
+                 max_tokens: int | None = None):
         for name, value in (("base_url", base_url), ("model", model), ("api_key", api_key)):
             if value is not None:
                 validate.text(value, name)
@@ -221,6 +236,7 @@ class ChatClient:
         timeout = validate.real(timeout, "timeout (seconds)", above=0)
         retries, backoff = validate.count(retries, "retries"), validate.real(backoff, "backoff (seconds)", minimum=0)
         self.temperature, self.timeout, self.retries, self.backoff = temperature, timeout, retries, backoff
+        self.max_tokens = None if max_tokens is None else validate.whole(max_tokens, "max_tokens")
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "not set"
@@ -264,8 +280,9 @@ class ChatClient:
         return content
 
     def __call__(self, prompt: Prompt | str) -> str:
-        text = prompt.text if isinstance(prompt, Prompt) else validate.text(prompt, "prompt")
-        return self.complete([{"role": "user", "content": text}])
+        """The reply to the book's prompt, sent as a system message (the instruction) and a user message
+        (the sources and the question): :func:`ragbook.prompts.chat_messages`."""
+        return self.complete(chat_messages(prompt), self.max_tokens)
 
 
 # ---- conversation -----------------------------------------------------------------------------------

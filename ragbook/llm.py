@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from . import validate
-from .prompts import Prompt
+from .prompts import Prompt, chat_messages
 
 __all__ = [
     "ModelSpec",
@@ -677,20 +677,9 @@ class LocalModel:
 
 
 # ---- the book's prompt as chat messages -----------------------------------------------------------------
-_SOURCES = "\n\nSources:\n\n"
-
-
-def messages_from_prompt(prompt: Prompt | str) -> list[dict[str, str]]:
-    """Chapter 10's prompt as chat messages: the instruction as the system message, sources and question as
-    the user's. A text without the ``Sources:`` block is sent whole as the user's message."""
-    text = prompt.text if isinstance(prompt, Prompt) else validate.text(prompt, "prompt")
-    instruction, found, rest = text.partition(_SOURCES)
-    body = rest if found else text
-    if body.endswith("\nAnswer:"):
-        body = body[: -len("\nAnswer:")]
-    if not found:
-        return [{"role": "user", "content": body}]
-    return [{"role": "system", "content": instruction}, {"role": "user", "content": "Sources:\n\n" + body}]
+def messages_from_prompt(prompt: Prompt | str, history: Sequence[tuple[str, str]] = ()) -> list[dict[str, str]]:
+    """Chapter 10's prompt as chat messages (:func:`ragbook.prompts.chat_messages`)."""
+    return chat_messages(prompt, history)
 
 
 class LLMGenerator:
@@ -707,6 +696,7 @@ class LLMGenerator:
         self.model = model
         self.max_tokens = validate.whole(max_tokens, "max_tokens")
         self.last: Generation | None = None
+        self.on_text = None  # a function given the answer's text as it is generated (the tool streams it)
 
     def __repr__(self) -> str:
         return f"LLMGenerator({self.model.name!r}, max_tokens={self.max_tokens})"
@@ -718,6 +708,8 @@ class LLMGenerator:
         """The prompt tokens that fit: the context window less the tokens reserved for the answer."""
         return self.model.n_ctx - self.max_tokens
 
-    def __call__(self, prompt: Prompt | str, on_text=None) -> str:
-        self.last = self.model.chat(messages_from_prompt(prompt), self.max_tokens, on_text=on_text)
+    def __call__(self, prompt: Prompt | str, on_text=None, history: Sequence[tuple[str, str]] = ()) -> str:
+        """The model's answer to ``prompt``; ``history`` holds earlier (question, answer) exchanges."""
+        on_text = on_text if on_text is not None else self.on_text
+        self.last = self.model.chat(messages_from_prompt(prompt, history), self.max_tokens, on_text=on_text)
         return self.last.text.strip()

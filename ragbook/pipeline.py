@@ -17,7 +17,7 @@ from . import validate
 from .bm25 import BM25, lucene_idf
 from .chunking import Chunk, recursive_chunks, section_chunks, sentence_chunks, word_windows
 from .documents import Document, parse_markdown
-from .generators import ABSTAIN
+from .generators import is_refusal
 from .labels import Question, contains_span
 from .prompts import Prompt, build_prompt, count_tokens, pack_prompt, sources_from_chunks
 from .readers import LEXICAL_ABSTAIN_BELOW, SEMANTIC_ABSTAIN_BELOW, ExtractiveGenerator
@@ -42,7 +42,7 @@ __all__ = [
 
 RETRIEVERS = ("bm25", "tfidf", "lsa", "embedder", "hybrid")
 CHUNKERS = ("sentences", "windows", "sections", "recursive")
-READERS = ("lexical", "semantic")
+READERS = ("lexical", "semantic", "llm")
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,9 @@ class Answer:
 
     @property
     def abstained(self) -> bool:
-        return self.answer.strip() == ABSTAIN
+        """The generator refused: :data:`~ragbook.generators.ABSTAIN`, or a model saying the sources do not
+        contain the answer (:func:`~ragbook.generators.is_refusal`)."""
+        return is_refusal(self.answer)
 
     @property
     def supported(self) -> bool:
@@ -160,7 +162,7 @@ def answer_question(question: str, chunks: Sequence[Chunk], retriever: Retriever
     retrieved = tuple(Retrieved(hit.rank, hit.score, label, chunk)
                       for hit, (label, _), chunk in zip(hits[:used], sources, chosen))
     text = generator(prompt)
-    checks = () if text.strip() == ABSTAIN else tuple(check_answer(text, [s.text for s in prompt.sources], support_threshold))
+    checks = () if is_refusal(text) else tuple(check_answer(text, [s.text for s in prompt.sources], support_threshold))
     return Answer(question, text, prompt, retrieved, checks)
 
 
@@ -172,14 +174,17 @@ class RAGPipeline:
     ``lexical`` is :class:`~ragbook.readers.ExtractiveGenerator`, ``semantic`` is
     :class:`~ragbook.readers.SemanticExtractiveGenerator` with MiniLM); the reader abstains when its best
     sentence scores below ``abstain_below`` (a coverage share for the lexical reader, a cosine for the
-    semantic one; each reader's own default if not given). ``glossary`` (any question rewrite) shapes the retrieval query and the semantic
+    semantic one; each reader's own default if not given). ``llm`` is a local language model
+    (:class:`~ragbook.llm.LLMGenerator`; ``model`` names it, see :func:`ragbook.llm.model_file`), whose
+    prompts are packed into its context window, counted in its own tokens. ``glossary`` (any question rewrite) shapes the retrieval query and the semantic
     reader's question; ``cache`` keeps MiniLM chunk vectors on disk between runs.
     """
 
     def __init__(self, chunker: str = "sentences", words: int = 100, overlap: int = 0, retriever: str = "bm25",
                  generator: Callable[[Prompt], str] | None = None, k: int = 5, dimensions: int = 128,
                  lists: int | None = None, probes: int = 1, abstain_below: float | None = None, headers: bool = True,
-                 reader: str = "lexical", glossary: Callable[[str], str] | None = None, cache: bool = False):
+                 reader: str = "lexical", glossary: Callable[[str], str] | None = None, cache: bool = False,
+                 model: str | None = None):
         for name, value in (("chunker", chunker), ("retriever", retriever), ("reader", reader)):
             validate.text(value, name)
         words, overlap, k = validate.k(words, "words"), validate.count(overlap, "overlap"), validate.k(k)
@@ -200,6 +205,9 @@ class RAGPipeline:
         self.retriever_name, self.dimensions, self.lists, self.probes = retriever, dimensions, lists, probes
         self.generator, self.k, self.abstain_below = generator, k, abstain_below
         self.reader, self.glossary, self.cache = reader, glossary, cache
+        if model is not None and reader != "llm":
+            raise ValueError(f"a model applies to the llm reader only, not to the {reader} reader")
+        self.model = model
         self.reader_abstain_below: float | None = None  # the offline reader's abstention score, once indexed
         self.documents: list[Document] = []
         self.chunks: list[Chunk] = []
@@ -232,6 +240,10 @@ class RAGPipeline:
 
             self.reader_abstain_below = SEMANTIC_ABSTAIN_BELOW if self.abstain_below is None else self.abstain_below
             self._generate = SemanticExtractiveGenerator(load_minilm(), self.reader_abstain_below, rewrite=self.glossary)
+        elif self.generator is None and self.reader == "llm":
+            from .llm import LLMGenerator, LocalModel
+
+            self._generate = LLMGenerator(LocalModel(self.model, records=None))
         elif self.generator is None:
             self.reader_abstain_below = LEXICAL_ABSTAIN_BELOW if self.abstain_below is None else self.abstain_below
             bm25 = self.retriever if isinstance(self.retriever, BM25) else None  # built once, read for its idf
@@ -246,8 +258,12 @@ class RAGPipeline:
             raise RuntimeError("nothing is indexed yet: call index(documents) first")
         k = self.k if k is None else validate.k(k)
         budget = None if budget is None else validate.count(budget, "budget")
+        count = count_tokens
+        if hasattr(self._generate, "budget") and hasattr(self._generate, "count"):  # a model with a context window
+            budget = self._generate.budget() if budget is None else min(budget, self._generate.budget())
+            count = self._generate.count
         return answer_question(question, self.chunks, self.retriever, self._generate,
-                               k, budget, allowed=allowed, rewrite=self.glossary)
+                               k, budget, count, allowed=allowed, rewrite=self.glossary)
 
     def query(self, question: str, k: int | None = None) -> dict:
         """The tutorial shape: question, answer, prompt, and retrieved chunks with source, score and index."""

@@ -31,6 +31,7 @@ __all__ = [
     "count_tokens",
     "word_estimate",
     "TOKENS_PER_WORD_RULE",
+    "chat_messages",
 ]
 
 INSTRUCTION = (
@@ -165,3 +166,26 @@ def pack_prompt(question: str, sources: Sequence[tuple[str, str]], budget: int,
             break
         best = candidate
     return best
+
+
+_SOURCES_BLOCK = "\n\nSources:\n\n"
+
+
+def chat_messages(prompt: Prompt | str, history: Sequence[tuple[str, str]] = ()) -> list[dict[str, str]]:
+    """The prompt as chat messages: the instruction as the system message, the sources and the question as
+    the user's; earlier (question, answer) exchanges, oldest first, go between them as user and assistant
+    turns. A text without a ``Sources:`` block is sent whole as the user's message."""
+    text = prompt.text if isinstance(prompt, Prompt) else validate.text(prompt, "prompt")
+    instruction, found, rest = text.partition(_SOURCES_BLOCK)
+    body = rest if found else text
+    if body.endswith("\nAnswer:"):
+        body = body[: -len("\nAnswer:")]
+    turns = []
+    for position, pair in enumerate(validate.sequence(history, "history", "(question, answer) pairs")):
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise TypeError(f"history must hold (question, answer) pairs, got {pair!r} at position {position}")
+        turns += [{"role": "user", "content": validate.text(pair[0], f"question {position + 1} of the history")},
+                  {"role": "assistant", "content": validate.text(pair[1], f"answer {position + 1} of the history")}]
+    if not found:
+        return turns + [{"role": "user", "content": body}]
+    return [{"role": "system", "content": instruction}, *turns, {"role": "user", "content": "Sources:\n\n" + body}]

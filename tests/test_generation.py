@@ -217,7 +217,9 @@ def test_client_success_sends_the_protocol_and_hides_the_key(monkeypatch):
         assert client(build_prompt("What moons does Mars have?", [("Mars", MARS[0])])) == "Phobos and Deimos [1]."
         path, headers, body = server.requests[0]
         assert path == "/v1/chat/completions" and body["model"] == "tiny" and body["temperature"] == 0.0
-        assert body["messages"][0]["role"] == "user" and "Phobos" in body["messages"][0]["content"]
+        system, user = body["messages"]
+        assert system["role"] == "system" and system["content"].startswith("Answer the question using only")
+        assert user["role"] == "user" and "Phobos" in user["content"] and "max_tokens" not in body
         assert headers["Authorization"] == "Bearer sk-secret-123"
         assert "sk-secret" not in repr(client) and "api key set" in repr(client)
     finally:

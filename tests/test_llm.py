@@ -333,3 +333,48 @@ def test_a_server_that_dies_mid_answer_is_a_clear_error():
         client.complete([{"role": "user", "content": "How long is a year on Venus?"}])
     thread.join(5)
     listener.close()
+
+
+# ---- refusals, history, the tool ---------------------------------------------------------------------
+def test_refusals_in_a_models_own_words():
+    from ragbook.generators import ABSTAIN, is_refusal
+
+    for text in [ABSTAIN, "The sources do not contain it.", "The provided sources don't mention its boiling point.",
+                 "This is not mentioned in the sources.", "The sources provided do not specify the date."]:
+        assert is_refusal(text), text
+    for text in ["Venus takes 224.7 Earth days to orbit the Sun [1].", "According to the sources, Mars has two "
+                 "moons [1].", "It does not rotate quickly [2]."]:
+        assert not is_refusal(text), text
+
+
+def test_history_goes_between_the_instruction_and_the_question():
+    prompt = build_prompt("And its day?", VENUS)
+    messages = messages_from_prompt(prompt, [("How long is a year on Venus?", "224.7 Earth days [1].")])
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[1]["content"] == "How long is a year on Venus?" and messages[-1]["content"].endswith("And its day?")
+    with pytest.raises(TypeError, match="pairs"):
+        messages_from_prompt(prompt, ["How long is a year on Venus?"])
+
+
+def test_the_tool_refuses_options_the_llm_reader_does_not_take(capsys):
+    from ragbook.cli import main
+
+    assert main(["ask", "How long is a year on Venus?", "--reader", "llm", "--abstain-below", "0.5"]) == 2
+    assert "refuses in its own words" in capsys.readouterr().err
+    assert main(["ask", "How long is a year on Venus?", "--model", "qwen2.5-0.5b"]) == 2
+    assert "--model applies to --reader llm" in capsys.readouterr().err
+
+
+@pytest.mark.live
+def test_the_tool_streams_a_cited_answer_from_the_model(live):
+    import io
+
+    from ragbook.cli import main
+
+    out = io.StringIO()
+    status = main(["ask", "How long is a year on Venus?", "--reader", "llm", "--model", "qwen2.5-0.5b",
+                   "--retriever", "bm25"], out=out)
+    text = out.getvalue()
+    assert status == 0, text
+    assert "model qwen2.5-0.5b: prompt" in text and "first token after" in text
+    assert "[1] score" in text and "checks:" in text
