@@ -9,6 +9,7 @@ Bibliography: ``bibtex_default_style: authoryear`` labels each entry the way the
 
 Scripts: every page lists each script once (see :func:`drop_duplicate_scripts`).
 """
+
 from __future__ import annotations
 
 import shutil
@@ -31,10 +32,15 @@ def mathjax_source() -> Path:
     except metadata.PackageNotFoundError:
         raise RuntimeError(
             f"{MATHJAX_PACKAGE} is not installed; it ships the MathJax the site serves: "
-            "pip install -r requirements.txt") from None
-    path = Path(distribution.locate_file(f"{MATHJAX_PACKAGE}/static/mathjax/{MATHJAX_FILE}"))
+            "pip install -r requirements.txt"
+        ) from None
+    path = Path(
+        distribution.locate_file(f"{MATHJAX_PACKAGE}/static/mathjax/{MATHJAX_FILE}")
+    )
     if not path.is_file():
-        raise RuntimeError(f"{MATHJAX_PACKAGE} {distribution.version} has no static/mathjax/{MATHJAX_FILE}")
+        raise RuntimeError(
+            f"{MATHJAX_PACKAGE} {distribution.version} has no static/mathjax/{MATHJAX_FILE}"
+        )
     return path
 
 
@@ -70,7 +76,9 @@ class AuthorYearLabelStyle(BaseLabelStyle):
         labels = [self.format_label(entry) for entry in sorted_entries]
         counts, seen = Counter(labels), Counter()
         for label in labels:
-            if counts[label] > 1:  # two works of the same authors and year: 2020a, 2020b
+            if (
+                counts[label] > 1
+            ):  # two works of the same authors and year: 2020a, 2020b
                 seen[label] += 1
                 label = f"{label}{chr(ord('a') + seen[label] - 1)}"
             yield label
@@ -95,8 +103,10 @@ def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> Non
     seen, unique = set(), []
     for script in scripts:
         # an inline script is registered once with filename None and once with "": the same script
-        key = (str(getattr(script, "filename", script) or ""),
-               tuple(sorted(getattr(script, "attributes", {}).items())))
+        key = (
+            str(getattr(script, "filename", script) or ""),
+            tuple(sorted(getattr(script, "attributes", {}).items())),
+        )
         if key not in seen:
             seen.add(key)
             unique.append(script)
@@ -106,5 +116,7 @@ def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> Non
 def setup(app):
     mathjax_source()  # fail at the start of the build, not at its end, when the package is missing
     app.connect("build-finished", copy_mathjax)
-    app.connect("html-page-context", drop_duplicate_scripts, priority=900)  # after the themes add theirs
+    app.connect(
+        "html-page-context", drop_duplicate_scripts, priority=900
+    )  # after the themes add theirs
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,6 +1,7 @@
 """The benchmarks' shared harness (imported from the scripts' own folder): timing with repeats, the systems
 taking turns, and the spread over the repeats; targets printed MET / NOT MET; plain-text tables and notes for
 the console; the machine and its load; the machine-readable results files (benchmarks/results/*.json)."""
+
 from __future__ import annotations
 
 import gc
@@ -42,11 +43,18 @@ class Timing:
 
     def record(self, scale: float = 1.0, unit: str = "s") -> dict:
         """The figures for a results file, each time multiplied by ``scale`` (e.g. 1e6 / queries)."""
-        return {f"median_{unit}": self.median * scale, f"best_{unit}": self.best * scale,
-                f"worst_{unit}": self.worst * scale, "spread": self.spread, "repeats": len(self.seconds)}
+        return {
+            f"median_{unit}": self.median * scale,
+            f"best_{unit}": self.best * scale,
+            f"worst_{unit}": self.worst * scale,
+            "spread": self.spread,
+            "repeats": len(self.seconds),
+        }
 
 
-def take_turns(fns: dict[str, Callable[[], object]], repeats: int, warm_up_below: float = 0.0) -> dict[str, Timing]:
+def take_turns(
+    fns: dict[str, Callable[[], object]], repeats: int, warm_up_below: float = 0.0
+) -> dict[str, Timing]:
     """Time every function ``repeats`` times, the functions taking turns (a, b, c, a, b, c, ...), so that a
     change of load on the machine affects them alike. A function whose fastest call so far is shorter than
     ``warm_up_below`` seconds gets an untimed call first: thread pools of two libraries compete for the cores,
@@ -81,7 +89,11 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
 def turn_ratios(a: Timing, b: Timing) -> dict:
     """a's time over b's in each turn (both measured in the same round): the median and the range."""
     ratios = np.array(a.seconds) / np.array(b.seconds)
-    return {"median": float(np.median(ratios)), "min": float(ratios.min()), "max": float(ratios.max())}
+    return {
+        "median": float(np.median(ratios)),
+        "min": float(ratios.min()),
+        "max": float(ratios.max()),
+    }
 
 
 # --- targets -----------------------------------------------------------------------------------------
@@ -97,12 +109,25 @@ class Targets:
     def __init__(self):
         self.records: list[dict] = []
 
-    def check(self, target: str, value: float | None, limit: float, unit: str = "x", absolute: bool = False,
-              detail: str = "") -> bool | None:
+    def check(
+        self,
+        target: str,
+        value: float | None,
+        limit: float,
+        unit: str = "x",
+        absolute: bool = False,
+        detail: str = "",
+    ) -> bool | None:
         """``value`` (a ratio with unit "x", or a difference) against ``limit``: met when at most the limit."""
         met = None if value is None else (abs(value) if absolute else value) <= limit
-        shown = "-" if value is None else (f"{value:.2f}x" if unit == "x" else f"{value:+.4f}")
-        print(f"  {target}: {shown}  {verdict(met)}" + (f"  ({detail})" if detail else ""))
+        shown = (
+            "-"
+            if value is None
+            else (f"{value:.2f}x" if unit == "x" else f"{value:+.4f}")
+        )
+        print(
+            f"  {target}: {shown}  {verdict(met)}" + (f"  ({detail})" if detail else "")
+        )
         key = "ratio" if unit == "x" else "value"
         self.records.append({"target": target, key: value, "met": met})
         return met
@@ -132,14 +157,21 @@ def fmt(value: object) -> str:
     return str(value)
 
 
-def table(headers: list[str], rows: list[list[object]], title: str | None = None) -> None:
+def table(
+    headers: list[str], rows: list[list[object]], title: str | None = None
+) -> None:
     """Print a table: first column left-aligned, the others right-aligned, a rule under the header."""
     cells = [[str(h) for h in headers]] + [[fmt(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     if title:
         print(title)
     for n, row in enumerate(cells):
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+        print(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths))
+            ).rstrip()
+        )
         if n == 0:
             print("  ".join("-" * w for w in widths))
     print()
@@ -171,7 +203,9 @@ def cpu_seconds() -> tuple[float, float] | None:
             fields = [float(v) for v in handle.readline().split()[1:]]
     except (OSError, ValueError):
         return None
-    busy = sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)  # all but idle and iowait
+    busy = (
+        sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)
+    )  # all but idle and iowait
     mine = os.times()
     return busy / os.sysconf("SC_CLK_TCK"), mine.user + mine.system
 
@@ -222,7 +256,9 @@ def memory_mib() -> float | None:
     except (OSError, ValueError, IndexError):
         pass
     try:
-        return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20, 1)
+        return round(
+            os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20, 1
+        )
     except (AttributeError, ValueError, OSError):
         return None
 
@@ -245,20 +281,35 @@ def source_version() -> dict:
     import subprocess
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # read only: never take the index lock
+    env = {
+        **os.environ,
+        "GIT_OPTIONAL_LOCKS": "0",
+    }  # read only: never take the index lock
 
     def git(*args):
         try:
-            done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, timeout=30)
+            done = subprocess.run(
+                ["git", *args],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return done.stdout.strip() if done.returncode == 0 else None
 
     status = git("status", "--porcelain", "--", "ragbook")
-    return {"git_commit": git("rev-parse", "HEAD"), "ragbook_modified": None if status is None else bool(status)}
+    return {
+        "git_commit": git("rev-parse", "HEAD"),
+        "ragbook_modified": None if status is None else bool(status),
+    }
 
 
-def run_info(benchmark: str, argv: list[str] | None, arguments: dict, distributions) -> dict:
+def run_info(
+    benchmark: str, argv: list[str] | None, arguments: dict, distributions
+) -> dict:
     """The "run" block of a results file: date, command, machine, versions and the load average at start."""
     import platform
     from datetime import datetime, timezone
@@ -267,7 +318,11 @@ def run_info(benchmark: str, argv: list[str] | None, arguments: dict, distributi
         available = len(os.sched_getaffinity(0))
     except AttributeError:
         available = os.cpu_count()
-    command = [".venv/bin/python", f"benchmarks/{benchmark}.py", *(sys.argv[1:] if argv is None else argv)]
+    command = [
+        ".venv/bin/python",
+        f"benchmarks/{benchmark}.py",
+        *(sys.argv[1:] if argv is None else argv),
+    ]
     return {
         "benchmark": benchmark,
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -280,7 +335,10 @@ def run_info(benchmark: str, argv: list[str] | None, arguments: dict, distributi
             "cpus_available": available,
             "memory_mib": memory_mib(),
         },
-        "python": {"version": platform.python_version(), "implementation": platform.python_implementation()},
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+        },
         "libraries": versions(distributions),
         "source": source_version(),
         "load_average_start": load_average(),
@@ -317,8 +375,12 @@ def write_results(path: str, results: dict) -> None:
 
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    text = json.dumps(clean(results), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    text = (
+        json.dumps(clean(results), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    )
+    fd, tmp = tempfile.mkstemp(
+        prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder
+    )
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -326,7 +388,9 @@ def write_results(path: str, results: dict) -> None:
             os.fsync(handle.fileno())
         mask = os.umask(0)
         os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes the file private; give it the usual permissions
+        os.chmod(
+            tmp, 0o666 & ~mask
+        )  # mkstemp makes the file private; give it the usual permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

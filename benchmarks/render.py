@@ -10,6 +10,7 @@ touched. The tables are built only from benchmarks/results/sparse.json and bench
 DOCUMENTED_KEYS lists the key paths that README.md documents and that tests/test_benchmark_results.py checks in
 the committed files; "*" stands for every key of a dict at that level (every size, every system, ...).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,47 +27,123 @@ END = "<!-- END GENERATED -->"
 
 RUN_KEYS = [
     "schema_version",
-    "run.benchmark", "run.date_utc", "run.command", "run.arguments",
-    "run.machine.platform", "run.machine.cpu_model", "run.machine.cpu_count", "run.machine.cpus_available",
-    "run.machine.memory_mib", "run.python.version", "run.python.implementation", "run.libraries",
-    "run.source.git_commit", "run.source.ragbook_modified",
-    "run.load_average_start", "run.load_average_end", "run.duration_s", "run.notes",
+    "run.benchmark",
+    "run.date_utc",
+    "run.command",
+    "run.arguments",
+    "run.machine.platform",
+    "run.machine.cpu_model",
+    "run.machine.cpu_count",
+    "run.machine.cpus_available",
+    "run.machine.memory_mib",
+    "run.python.version",
+    "run.python.implementation",
+    "run.libraries",
+    "run.source.git_commit",
+    "run.source.ragbook_modified",
+    "run.load_average_start",
+    "run.load_average_end",
+    "run.duration_s",
+    "run.notes",
     "parameters",
 ]
-SPARSE_SYSTEM_KEYS = ["build_s", "queries_per_s_k10", "queries_per_s_k1000", "index_arrays_mib",
-                      "index_arrays_with_idf_mib", "held_after_build_mib", "peak_build_mib"]
-SPEED_KEYS = ["documents", "tokens", "queries", "build_repeats", "query_repeats", "bm25s_retrieval_path",
-              "ratios.*", "targets", "notes"] + [f"systems.*.{k}" for k in SPARSE_SYSTEM_KEYS]
+SPARSE_SYSTEM_KEYS = [
+    "build_s",
+    "queries_per_s_k10",
+    "queries_per_s_k1000",
+    "index_arrays_mib",
+    "index_arrays_with_idf_mib",
+    "held_after_build_mib",
+    "peak_build_mib",
+]
+SPEED_KEYS = [
+    "documents",
+    "tokens",
+    "queries",
+    "build_repeats",
+    "query_repeats",
+    "bm25s_retrieval_path",
+    "ratios.*",
+    "targets",
+    "notes",
+] + [f"systems.*.{k}" for k in SPARSE_SYSTEM_KEYS]
 DOCUMENTED_KEYS = {
-    "sparse": RUN_KEYS + [
-        "beir.effectiveness.dataset", "beir.effectiveness.documents", "beir.effectiveness.queries",
-        "beir.effectiveness.systems.*.ndcg_at_10", "beir.effectiveness.systems.*.recall_at_100",
-        "beir.effectiveness.systems.*.rr_at_10", "beir.effectiveness.published", "beir.effectiveness.tokenization_s",
+    "sparse": RUN_KEYS
+    + [
+        "beir.effectiveness.dataset",
+        "beir.effectiveness.documents",
+        "beir.effectiveness.queries",
+        "beir.effectiveness.systems.*.ndcg_at_10",
+        "beir.effectiveness.systems.*.recall_at_100",
+        "beir.effectiveness.systems.*.rr_at_10",
+        "beir.effectiveness.published",
+        "beir.effectiveness.tokenization_s",
         *[f"beir.speed.{k}" for k in SPEED_KEYS],
-        "beir.speed.bm25s_paths_queries_per_s", "beir.speed.ragbook_search_breakdown_us_per_query",
-        "synthetic.generator", "synthetic.notes",
+        "beir.speed.bm25s_paths_queries_per_s",
+        "beir.speed.ragbook_search_breakdown_us_per_query",
+        "synthetic.generator",
+        "synthetic.notes",
         *[f"synthetic.sizes.*.{k}" for k in SPEED_KEYS],
-        "synthetic.sizes.*.generation_s", "synthetic.sizes.*.section_s", "synthetic.sizes.*.load_average_end",
+        "synthetic.sizes.*.generation_s",
+        "synthetic.sizes.*.section_s",
+        "synthetic.sizes.*.load_average_end",
     ],
-    "vectors": RUN_KEYS + [
-        "run.others_busy_cpus", "run.faiss_threads",
-        "cases.*.description", "cases.*.dimensions", "cases.*.vectors", "cases.*.queries",
-        *[f"cases.*.exact.systems.*.{k}" for k in ("build_s", "us_per_query", "us_per_query_best", "spread",
-                                                   "queries_per_s", "recall_at_10", "same_list_as_faiss")],
-        "cases.*.exact.ratios.ragbook/faiss", "cases.*.exact.ratios.ragbook/faiss_turns",
-        "cases.*.exact.ratios.ragbook/faiss_faster", "cases.*.exact.faiss_1_thread_us_per_query", "cases.*.exact.target",
-        "cases.*.ivf.lists", "cases.*.ivf.kmeans", "cases.*.ivf.build.ragbook.build_s",
-        "cases.*.ivf.build.faiss.build_s", "cases.*.ivf.build.ragbook.spread", "cases.*.ivf.build.faiss.spread",
+    "vectors": RUN_KEYS
+    + [
+        "run.others_busy_cpus",
+        "run.faiss_threads",
+        "cases.*.description",
+        "cases.*.dimensions",
+        "cases.*.vectors",
+        "cases.*.queries",
+        *[
+            f"cases.*.exact.systems.*.{k}"
+            for k in (
+                "build_s",
+                "us_per_query",
+                "us_per_query_best",
+                "spread",
+                "queries_per_s",
+                "recall_at_10",
+                "same_list_as_faiss",
+            )
+        ],
+        "cases.*.exact.ratios.ragbook/faiss",
+        "cases.*.exact.ratios.ragbook/faiss_turns",
+        "cases.*.exact.ratios.ragbook/faiss_faster",
+        "cases.*.exact.faiss_1_thread_us_per_query",
+        "cases.*.exact.target",
+        "cases.*.ivf.lists",
+        "cases.*.ivf.kmeans",
+        "cases.*.ivf.build.ragbook.build_s",
+        "cases.*.ivf.build.faiss.build_s",
+        "cases.*.ivf.build.ragbook.spread",
+        "cases.*.ivf.build.faiss.spread",
         "cases.*.ivf.build.ratio_ragbook/faiss",
-        *[f"cases.*.ivf.probes.*.{system}.{k}" for system in ("ragbook", "faiss")
-          for k in ("recall_at_10", "us_per_query", "us_per_query_best", "spread", "single_query_us",
-                    "single_query_recall_at_10")],
-        "cases.*.ivf.probes.*.ratios.ragbook/faiss", "cases.*.ivf.probes.*.ratios.ragbook/faiss_turns",
-        "cases.*.ivf.probes.*.ratios.single_query_ragbook/faiss", "cases.*.ivf.probes.*.ratios.ragbook/faiss_faster",
+        *[
+            f"cases.*.ivf.probes.*.{system}.{k}"
+            for system in ("ragbook", "faiss")
+            for k in (
+                "recall_at_10",
+                "us_per_query",
+                "us_per_query_best",
+                "spread",
+                "single_query_us",
+                "single_query_recall_at_10",
+            )
+        ],
+        "cases.*.ivf.probes.*.ratios.ragbook/faiss",
+        "cases.*.ivf.probes.*.ratios.ragbook/faiss_turns",
+        "cases.*.ivf.probes.*.ratios.single_query_ragbook/faiss",
+        "cases.*.ivf.probes.*.ratios.ragbook/faiss_faster",
         "cases.*.ivf.probes.*.ratios.single_query_ragbook/faiss_faster",
-        "cases.*.ivf.equal_recall.*.ratio", "cases.*.ivf.single_query_equal_recall.*.ratio",
-        "cases.*.ivf.summary.equal_recall_ratio_worst", "cases.*.ivf.summary.single_query_equal_recall_ratio_worst",
-        "cases.*.ivf.summary.build_ratio", "cases.*.ivf.summary.recall_difference_worst", "cases.*.ivf.targets",
+        "cases.*.ivf.equal_recall.*.ratio",
+        "cases.*.ivf.single_query_equal_recall.*.ratio",
+        "cases.*.ivf.summary.equal_recall_ratio_worst",
+        "cases.*.ivf.summary.single_query_equal_recall_ratio_worst",
+        "cases.*.ivf.summary.build_ratio",
+        "cases.*.ivf.summary.recall_difference_worst",
+        "cases.*.ivf.targets",
     ],
 }
 
@@ -92,7 +169,7 @@ def missing_keys(data: dict, paths: list[str]) -> list[str]:
         if not isinstance(node, dict) or (head == "*" and not node):
             missing.append(".".join(done + parts))
             return
-        for key in (node if head == "*" else [head]):
+        for key in node if head == "*" else [head]:
             if key not in node:
                 missing.append(".".join(done + [key] + rest))
             else:
@@ -118,7 +195,7 @@ def num(value, digits: int = 3) -> str:
     v = float(value)
     if v == 0:
         return "0"
-    if abs(v) >= 10 ** digits:
+    if abs(v) >= 10**digits:
         return f"{v:,.0f}"
     for decimals in range(0, 8):
         if abs(v) >= 10 ** (digits - 1 - decimals):
@@ -156,12 +233,18 @@ def run_lines(name: str, data: dict) -> list[str]:
         f"- machine: {m['platform']}; {m['cpu_model']}; os.cpu_count() = {m['cpu_count']}; {memory}; "
         f"Python {run['python']['version']}",
         f"- source: commit {run['source']['git_commit'] or '?'}"
-        + {True: ", ragbook/ modified in the work tree", False: "", None: ""}[run["source"]["ragbook_modified"]],
-        "- libraries: " + ", ".join(f"{k} {v}" for k, v in run["libraries"].items() if v is not None),
+        + {True: ", ragbook/ modified in the work tree", False: "", None: ""}[
+            run["source"]["ragbook_modified"]
+        ],
+        "- libraries: "
+        + ", ".join(f"{k} {v}" for k, v in run["libraries"].items() if v is not None),
         f"- load average (1, 5, 15 min) at the start {loads(run['load_average_start'])}, at the end "
         f"{loads(run['load_average_end'])}"
-        + (f"; other processes kept {run['others_busy_cpus']:.2f} CPUs busy on average"
-           if run.get("others_busy_cpus") is not None else ""),
+        + (
+            f"; other processes kept {run['others_busy_cpus']:.2f} CPUs busy on average"
+            if run.get("others_busy_cpus") is not None
+            else ""
+        ),
     ]
     lines += [f"- note: {text}" for text in run["notes"]]
     return lines + [""]
@@ -170,7 +253,7 @@ def run_lines(name: str, data: dict) -> list[str]:
 # --- sparse ----------------------------------------------------------------------------------------------
 
 EFFECTIVENESS_LABELS = {
-    "ragbook_analyzer": "ragbook BM25, `Analyzer(stemmer=\"english\")`",
+    "ragbook_analyzer": 'ragbook BM25, `Analyzer(stemmer="english")`',
     "ragbook_bm25s_tokens": "ragbook BM25 on bm25s's tokens (distinct query terms)",
     "bm25s": "bm25s (lucene) on the same tokens",
     "ragbook_bm25s_tokens_count_repeats": "ragbook on bm25s's tokens, `count_repeats=True`",
@@ -182,49 +265,111 @@ def sparse_sections(data: dict) -> list[tuple[str, dict]]:
     beir = data["beir"]
     out = [(beir["effectiveness"]["dataset"], beir["speed"])]
     if data.get("synthetic"):
-        out += [(f"synthetic {int(n):,}", s) for n, s in data["synthetic"]["sizes"].items()]
+        out += [
+            (f"synthetic {int(n):,}", s) for n, s in data["synthetic"]["sizes"].items()
+        ]
     return out
 
 
 def render_sparse(data: dict) -> list[str]:
     eff = data["beir"]["effectiveness"]
     lines = ["### Sparse retrieval (`sparse.py`)", ""] + run_lines("sparse", data)
-    lines.append(f"Effectiveness on {eff['dataset']} ({eff['documents']:,} documents, {eff['queries']} test "
-                 f"queries; k1={data['parameters']['k1']}, b={data['parameters']['b']}; ir_measures on "
-                 f"top-{eff['run_depth']} runs):")
+    lines.append(
+        f"Effectiveness on {eff['dataset']} ({eff['documents']:,} documents, {eff['queries']} test "
+        f"queries; k1={data['parameters']['k1']}, b={data['parameters']['b']}; ir_measures on "
+        f"top-{eff['run_depth']} runs):"
+    )
     lines.append("")
-    rows = [[EFFECTIVENESS_LABELS.get(name, name), fixed(r["ndcg_at_10"]), fixed(r["recall_at_100"]),
-             fixed(r["rr_at_10"])] for name, r in eff["systems"].items()]
+    rows = [
+        [
+            EFFECTIVENESS_LABELS.get(name, name),
+            fixed(r["ndcg_at_10"]),
+            fixed(r["recall_at_100"]),
+            fixed(r["rr_at_10"]),
+        ]
+        for name, r in eff["systems"].items()
+    ]
     lines += markdown_table(["system", "nDCG@10", "R@100", "RR@10"], rows)
-    lines.append("Speed and memory, the same tokens for every library (queries/s: one query at a time, "
-                 "single-threaded; memory from tracemalloc):")
+    lines.append(
+        "Speed and memory, the same tokens for every library (queries/s: one query at a time, "
+        "single-threaded; memory from tracemalloc):"
+    )
     lines.append("")
     rows = []
     for label, s in sparse_sections(data):
         r, b = s["systems"]["ragbook"], s["systems"]["bm25s"]
         ratio = s["ratios"]["ragbook/bm25s"]
-        rows.append([label, num(s["documents"]), num(r["build_s"]), times(ratio["build_s"]),
-                     num(r["queries_per_s_k10"]), num(b["queries_per_s_k10"]), times(ratio["queries_per_s_k10"]),
-                     num(r["queries_per_s_k1000"]), times(ratio["queries_per_s_k1000"]),
-                     num(r["index_arrays_mib"]), num(r["peak_build_mib"]), times(ratio["peak_build_mib"])])
-    lines += markdown_table(["corpus", "documents", "ragbook build s", "/ bm25s", "ragbook q/s k=10",
-                             "bm25s q/s k=10", "ragbook / bm25s", "ragbook q/s k=1000", "ragbook / bm25s",
-                             "ragbook arrays MiB", "ragbook peak build MiB", "peak / bm25s"], rows)
+        rows.append(
+            [
+                label,
+                num(s["documents"]),
+                num(r["build_s"]),
+                times(ratio["build_s"]),
+                num(r["queries_per_s_k10"]),
+                num(b["queries_per_s_k10"]),
+                times(ratio["queries_per_s_k10"]),
+                num(r["queries_per_s_k1000"]),
+                times(ratio["queries_per_s_k1000"]),
+                num(r["index_arrays_mib"]),
+                num(r["peak_build_mib"]),
+                times(ratio["peak_build_mib"]),
+            ]
+        )
+    lines += markdown_table(
+        [
+            "corpus",
+            "documents",
+            "ragbook build s",
+            "/ bm25s",
+            "ragbook q/s k=10",
+            "bm25s q/s k=10",
+            "ragbook / bm25s",
+            "ragbook q/s k=1000",
+            "ragbook / bm25s",
+            "ragbook arrays MiB",
+            "ragbook peak build MiB",
+            "peak / bm25s",
+        ],
+        rows,
+    )
     rows = []
     for label, s in sparse_sections(data):
         if "ragbook/rank_bm25" in s["ratios"]:
             ratio = s["ratios"]["ragbook/rank_bm25"]
             o = s["systems"]["rank_bm25"]
-            rows.append([label, num(o["build_s"]), times(ratio["build_s"]), num(o["queries_per_s_k10"]),
-                         times(ratio["queries_per_s_k10"]), times(ratio["queries_per_s_k1000"])])
+            rows.append(
+                [
+                    label,
+                    num(o["build_s"]),
+                    times(ratio["build_s"]),
+                    num(o["queries_per_s_k10"]),
+                    times(ratio["queries_per_s_k10"]),
+                    times(ratio["queries_per_s_k1000"]),
+                ]
+            )
     if rows:
-        lines.append("rank_bm25, where it was run (its queries/s measured on a subset of the queries):")
+        lines.append(
+            "rank_bm25, where it was run (its queries/s measured on a subset of the queries):"
+        )
         lines.append("")
-        lines += markdown_table(["corpus", "rank_bm25 build s", "ragbook / rank_bm25 build", "rank_bm25 q/s k=10",
-                                 "ragbook / rank_bm25 q/s k=10", "ragbook / rank_bm25 q/s k=1000"], rows)
+        lines += markdown_table(
+            [
+                "corpus",
+                "rank_bm25 build s",
+                "ragbook / rank_bm25 build",
+                "rank_bm25 q/s k=10",
+                "ragbook / rank_bm25 q/s k=10",
+                "ragbook / rank_bm25 q/s k=1000",
+            ],
+            rows,
+        )
     notes = list(data["synthetic"]["notes"]) if data.get("synthetic") else []
     for label, s in sparse_sections(data):
-        missed = [f"{t['target']} (ragbook / other = {times(t['ratio'])})" for t in s["targets"] if not t["met"]]
+        missed = [
+            f"{t['target']} (ragbook / other = {times(t['ratio'])})"
+            for t in s["targets"]
+            if not t["met"]
+        ]
         if missed:
             notes.append(f"{label}: target missed: " + "; ".join(missed))
     if notes:
@@ -237,25 +382,55 @@ def render_sparse(data: dict) -> list[str]:
 
 def render_vectors(data: dict) -> list[str]:
     lines = ["### Vector search (`vectors.py`)", ""] + run_lines("vectors", data)
-    lines.append(f"Exact top 10 ({data['run']['faiss_threads']} threads for NumPy's BLAS and for faiss; time per "
-                 "query from one batch of queries, median over the repeats; spread: slowest / fastest repeat; "
-                 "turns: the range of the ratio measured turn by turn):")
+    lines.append(
+        f"Exact top 10 ({data['run']['faiss_threads']} threads for NumPy's BLAS and for faiss; time per "
+        "query from one batch of queries, median over the repeats; spread: slowest / fastest repeat; "
+        "turns: the range of the ratio measured turn by turn):"
+    )
     lines.append("")
     rows = []
     for case, c in data["cases"].items():
         e = c["exact"]["systems"]
         turns = c["exact"]["ratios"]["ragbook/faiss_turns"]
-        rows.append([case, f"{c['vectors']:,} x {c['dimensions']}", num(c["queries"]),
-                     num(e["ragbook"]["us_per_query"]), fixed(e["ragbook"]["spread"], 2), num(e["numpy"]["us_per_query"]),
-                     num(e["faiss"]["us_per_query"]), fixed(e["faiss"]["spread"], 2),
-                     times(c["exact"]["ratios"]["ragbook/faiss"]), f"{turns['min']:.2f}-{turns['max']:.2f}",
-                     num(c["exact"]["faiss_1_thread_us_per_query"]), times(c["exact"]["ratios"]["ragbook/faiss_faster"]),
-                     f"{e['ragbook']['same_list_as_faiss']:.1%}"])
-    lines += markdown_table(["case", "vectors", "queries", "ragbook µs/query", "spread", "NumPy µs/query",
-                             "faiss µs/query", "spread", "ragbook / faiss", "turns", "faiss 1 thread µs/query",
-                             "ragbook / faster faiss", "same top-10 list as faiss"], rows)
-    lines.append("IVF (ragbook `IVFIndex` against faiss `IndexIVFFlat`, the same lists and k-means budget), recall@10 "
-                 "against exact search; batch: µs per query in one batch; single: one call per query:")
+        rows.append(
+            [
+                case,
+                f"{c['vectors']:,} x {c['dimensions']}",
+                num(c["queries"]),
+                num(e["ragbook"]["us_per_query"]),
+                fixed(e["ragbook"]["spread"], 2),
+                num(e["numpy"]["us_per_query"]),
+                num(e["faiss"]["us_per_query"]),
+                fixed(e["faiss"]["spread"], 2),
+                times(c["exact"]["ratios"]["ragbook/faiss"]),
+                f"{turns['min']:.2f}-{turns['max']:.2f}",
+                num(c["exact"]["faiss_1_thread_us_per_query"]),
+                times(c["exact"]["ratios"]["ragbook/faiss_faster"]),
+                f"{e['ragbook']['same_list_as_faiss']:.1%}",
+            ]
+        )
+    lines += markdown_table(
+        [
+            "case",
+            "vectors",
+            "queries",
+            "ragbook µs/query",
+            "spread",
+            "NumPy µs/query",
+            "faiss µs/query",
+            "spread",
+            "ragbook / faiss",
+            "turns",
+            "faiss 1 thread µs/query",
+            "ragbook / faster faiss",
+            "same top-10 list as faiss",
+        ],
+        rows,
+    )
+    lines.append(
+        "IVF (ragbook `IVFIndex` against faiss `IndexIVFFlat`, the same lists and k-means budget), recall@10 "
+        "against exact search; batch: µs per query in one batch; single: one call per query:"
+    )
     lines.append("")
     rows = []
     for case, c in data["cases"].items():
@@ -266,45 +441,111 @@ def render_vectors(data: dict) -> list[str]:
             pr = ivf["probes"][p]
             rb, fa, ratios = pr["ragbook"], pr["faiss"], pr["ratios"]
             turns = ratios["ragbook/faiss_turns"]
-            rows.append([case if p == shown[0] else "", f"{ivf['lists']} / {p}", fixed(rb["recall_at_10"]),
-                         fixed(fa["recall_at_10"]), num(rb["us_per_query"]), fixed(rb["spread"], 2),
-                         num(fa["us_per_query"]), fixed(fa["spread"], 2), times(ratios["ragbook/faiss"]),
-                         f"{turns['min']:.2f}-{turns['max']:.2f}", times(ratios["ragbook/faiss_1_thread"]),
-                         num(rb["single_query_us"]), num(fa["single_query_us"]), num(fa["single_query_us_1_thread"]),
-                         times(ratios["single_query_ragbook/faiss_faster"])])
-    lines += markdown_table(["case", "lists / probes", "recall ragbook", "recall faiss", "batch ragbook µs/query",
-                             "spread", "batch faiss µs/query", "spread", "ragbook / faiss", "turns",
-                             "ragbook / faiss 1 thread", "single ragbook µs", "single faiss µs",
-                             "single faiss 1 thread µs", "ragbook / faster faiss"], rows)
+            rows.append(
+                [
+                    case if p == shown[0] else "",
+                    f"{ivf['lists']} / {p}",
+                    fixed(rb["recall_at_10"]),
+                    fixed(fa["recall_at_10"]),
+                    num(rb["us_per_query"]),
+                    fixed(rb["spread"], 2),
+                    num(fa["us_per_query"]),
+                    fixed(fa["spread"], 2),
+                    times(ratios["ragbook/faiss"]),
+                    f"{turns['min']:.2f}-{turns['max']:.2f}",
+                    times(ratios["ragbook/faiss_1_thread"]),
+                    num(rb["single_query_us"]),
+                    num(fa["single_query_us"]),
+                    num(fa["single_query_us_1_thread"]),
+                    times(ratios["single_query_ragbook/faiss_faster"]),
+                ]
+            )
+    lines += markdown_table(
+        [
+            "case",
+            "lists / probes",
+            "recall ragbook",
+            "recall faiss",
+            "batch ragbook µs/query",
+            "spread",
+            "batch faiss µs/query",
+            "spread",
+            "ragbook / faiss",
+            "turns",
+            "ragbook / faiss 1 thread",
+            "single ragbook µs",
+            "single faiss µs",
+            "single faiss 1 thread µs",
+            "ragbook / faster faiss",
+        ],
+        rows,
+    )
     rows = []
     for case, c in data["cases"].items():
         ivf = c["ivf"]
         s, b = ivf["summary"], ivf["build"]
-        rows.append([case, times(s["equal_recall_ratio_worst"]), times(s["equal_recall_ratio_best"]),
-                     times(s["single_query_equal_recall_ratio_worst"]), f"{s['recall_difference_worst']:+.4f}",
-                     num(b["ragbook"]["build_s"]), num(b["faiss"]["build_s"]), times(s["build_ratio"])])
-    lines.append("IVF summary (time ratio at equal recall, against faiss's faster setting at each point, its threads "
-                 "or one thread: ragbook's time interpolated in recall between its measured points; k-means for both: "
-                 + ", ".join(f"{case} {c['ivf']['kmeans']['iterations']} iterations on {c['ivf']['kmeans']['sample']:,} "
-                             "vectors" for case, c in data["cases"].items()) + "):")
+        rows.append(
+            [
+                case,
+                times(s["equal_recall_ratio_worst"]),
+                times(s["equal_recall_ratio_best"]),
+                times(s["single_query_equal_recall_ratio_worst"]),
+                f"{s['recall_difference_worst']:+.4f}",
+                num(b["ragbook"]["build_s"]),
+                num(b["faiss"]["build_s"]),
+                times(s["build_ratio"]),
+            ]
+        )
+    lines.append(
+        "IVF summary (time ratio at equal recall, against faiss's faster setting at each point, its threads "
+        "or one thread: ragbook's time interpolated in recall between its measured points; k-means for both: "
+        + ", ".join(
+            f"{case} {c['ivf']['kmeans']['iterations']} iterations on {c['ivf']['kmeans']['sample']:,} "
+            "vectors"
+            for case, c in data["cases"].items()
+        )
+        + "):"
+    )
     lines.append("")
-    lines += markdown_table(["case", "batch ragbook / faiss at equal recall, worst", "best",
-                             "single query, worst", "recall ragbook - faiss at equal probes, worst",
-                             "ragbook build s", "faiss build s", "build ragbook / faiss"], rows)
+    lines += markdown_table(
+        [
+            "case",
+            "batch ragbook / faiss at equal recall, worst",
+            "best",
+            "single query, worst",
+            "recall ragbook - faiss at equal probes, worst",
+            "ragbook build s",
+            "faiss build s",
+            "build ragbook / faiss",
+        ],
+        rows,
+    )
     missed = []
     for case, c in data["cases"].items():
         for t in [c["exact"]["target"]] + c["ivf"]["targets"]:
             if t["met"] is False:
                 value = t.get("ratio", t.get("value"))
-                missed.append(f"{case}: {t['target']}: " + (times(value) if "ratio" in t else f"{value:+.4f}"))
+                missed.append(
+                    f"{case}: {t['target']}: "
+                    + (times(value) if "ratio" in t else f"{value:+.4f}")
+                )
     if missed:
-        lines += ["Targets missed in this run:", ""] + [f"- {text}" for text in missed] + [""]
+        lines += (
+            ["Targets missed in this run:", ""]
+            + [f"- {text}" for text in missed]
+            + [""]
+        )
     return lines
 
 
 def render(results: dict[str, dict]) -> str:
     """The generated section (marker lines included) for the given parsed results files."""
-    lines = [BEGIN, ""] + render_sparse(results["sparse"]) + render_vectors(results["vectors"]) + [END]
+    lines = (
+        [BEGIN, ""]
+        + render_sparse(results["sparse"])
+        + render_vectors(results["vectors"])
+        + [END]
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -324,22 +565,34 @@ def updated(text: str, section: str) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if README.md is out of date")
-    parser.add_argument("--results", default=RESULTS_DIR, help="folder of the results files")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="do not write; exit 1 if README.md is out of date",
+    )
+    parser.add_argument(
+        "--results", default=RESULTS_DIR, help="folder of the results files"
+    )
     parser.add_argument("--readme", default=README, help="the README to update")
     args = parser.parse_args(argv)
     results = load_results(args.results)
     for name, data in results.items():
         missing = missing_keys(data, DOCUMENTED_KEYS[name])
         if missing:
-            print(f"{name}.json lacks documented keys: {', '.join(missing)}", file=sys.stderr)
+            print(
+                f"{name}.json lacks documented keys: {', '.join(missing)}",
+                file=sys.stderr,
+            )
             return 1
     section = render(results)
     with open(args.readme, encoding="utf-8") as handle:
         text = handle.read()
     if args.check:
         if generated_section(text) != section:
-            print(f"{args.readme} is out of date: run benchmarks/render.py", file=sys.stderr)
+            print(
+                f"{args.readme} is out of date: run benchmarks/render.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     new = updated(text, section)
@@ -348,7 +601,9 @@ def main(argv=None) -> int:
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(new)
         os.replace(tmp, args.readme)
-    print(f"{os.path.relpath(args.readme)}: generated section {'updated' if new != text else 'already current'}")
+    print(
+        f"{os.path.relpath(args.readme)}: generated section {'updated' if new != text else 'already current'}"
+    )
     return 0
 
 

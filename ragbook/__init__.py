@@ -24,4 +24,5 @@ One module per idea; each docstring names the chapter that derives it.
 - :mod:`ragbook.exercises`: graded exercises.
 - :mod:`ragbook.show`: listings of ragbook's own source for the chapters.
 """
+
 __version__ = "0.1.0"

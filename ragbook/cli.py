@@ -13,6 +13,7 @@ the semantic reader, and on the bundled corpus the astronomy glossary. The MiniL
 are computed on the first run (about 13 s for the bundled corpus) and read from the cache afterwards
 (``--no-cache`` turns that off). ``--retriever bm25 --reader lexical`` needs no model at all.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,7 +34,9 @@ def _positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number, got {text!r}"
+        ) from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -43,7 +46,9 @@ def _share(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number between 0 and 1, got {text!r}"
+        ) from None
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must lie between 0 and 1, got {value}")
     return value
@@ -53,55 +58,140 @@ GLOSSARIES = {"astronomy": ASTRONOMY, "none": None}
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--chunker", choices=CHUNKERS, default="sentences", help="how documents are cut (default: sentences)")
-    parser.add_argument("--chunk-words", type=_positive, default=100, help="word limit of a chunk, or window size (default: 100)")
-    parser.add_argument("--retriever", choices=RETRIEVERS, default="hybrid", help="default: hybrid (BM25 + MiniLM)")
-    parser.add_argument("--reader", choices=READERS, default="semantic",
-                        help="semantic (MiniLM cosine) or lexical (idf coverage); default: semantic")
-    parser.add_argument("--glossary", metavar="NAME|FILE", default=None,
-                        help="definitions appended to the question: astronomy, none, or a JSON file of "
-                             "term: definition pairs (default: astronomy for the bundled corpus, none for "
-                             "--documents)")
-    parser.add_argument("-k", type=_positive, default=5, help="chunks put into the prompt (default: 5)")
-    parser.add_argument("--dimensions", type=_positive, default=128, help="LSA dimensions (default: 128)")
-    parser.add_argument("--lists", type=_positive, default=None, help="IVF lists for dense retrievers (default: exact search)")
-    parser.add_argument("--probes", type=_positive, default=1, help="IVF lists probed per query (default: 1)")
-    parser.add_argument("--abstain-below", type=_share, default=None, metavar="SCORE",
-                        help="the reader abstains when its best sentence scores below this: coverage for the "
-                             f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the semantic one "
-                             f"(default {SEMANTIC_ABSTAIN_BELOW})")
-    parser.add_argument("--no-cache", action="store_true", help="do not keep MiniLM chunk vectors on disk")
+    parser.add_argument(
+        "--chunker",
+        choices=CHUNKERS,
+        default="sentences",
+        help="how documents are cut (default: sentences)",
+    )
+    parser.add_argument(
+        "--chunk-words",
+        type=_positive,
+        default=100,
+        help="word limit of a chunk, or window size (default: 100)",
+    )
+    parser.add_argument(
+        "--retriever",
+        choices=RETRIEVERS,
+        default="hybrid",
+        help="default: hybrid (BM25 + MiniLM)",
+    )
+    parser.add_argument(
+        "--reader",
+        choices=READERS,
+        default="semantic",
+        help="semantic (MiniLM cosine) or lexical (idf coverage); default: semantic",
+    )
+    parser.add_argument(
+        "--glossary",
+        metavar="NAME|FILE",
+        default=None,
+        help="definitions appended to the question: astronomy, none, or a JSON file of "
+        "term: definition pairs (default: astronomy for the bundled corpus, none for "
+        "--documents)",
+    )
+    parser.add_argument(
+        "-k", type=_positive, default=5, help="chunks put into the prompt (default: 5)"
+    )
+    parser.add_argument(
+        "--dimensions",
+        type=_positive,
+        default=128,
+        help="LSA dimensions (default: 128)",
+    )
+    parser.add_argument(
+        "--lists",
+        type=_positive,
+        default=None,
+        help="IVF lists for dense retrievers (default: exact search)",
+    )
+    parser.add_argument(
+        "--probes",
+        type=_positive,
+        default=1,
+        help="IVF lists probed per query (default: 1)",
+    )
+    parser.add_argument(
+        "--abstain-below",
+        type=_share,
+        default=None,
+        metavar="SCORE",
+        help="the reader abstains when its best sentence scores below this: coverage for the "
+        f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the semantic one "
+        f"(default {SEMANTIC_ABSTAIN_BELOW})",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not keep MiniLM chunk vectors on disk",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ragbook", description="Retrieval-augmented answers with citations, offline.")
+    parser = argparse.ArgumentParser(
+        prog="ragbook",
+        description="Retrieval-augmented answers with citations, offline.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     ask = commands.add_parser("ask", help="answer a question with citations")
     ask.add_argument("question")
-    ask.add_argument("--documents", metavar="DIR", help="a folder of Markdown files (default: the bundled corpus)")
-    ask.add_argument("--show-prompt", action="store_true", help="print the prompt sent to the generator")
+    ask.add_argument(
+        "--documents",
+        metavar="DIR",
+        help="a folder of Markdown files (default: the bundled corpus)",
+    )
+    ask.add_argument(
+        "--show-prompt",
+        action="store_true",
+        help="print the prompt sent to the generator",
+    )
     _common(ask)
-    evaluate = commands.add_parser("evaluate", help="evaluate retrieval and answers on the labelled questions")
-    evaluate.add_argument("--figure", metavar="PATH", default="ragbook-evaluation.png", help="where to write the figure")
+    evaluate = commands.add_parser(
+        "evaluate", help="evaluate retrieval and answers on the labelled questions"
+    )
+    evaluate.add_argument(
+        "--figure",
+        metavar="PATH",
+        default="ragbook-evaluation.png",
+        help="where to write the figure",
+    )
     _common(evaluate)
     return parser
 
 
 def _pipeline(args) -> RAGPipeline:
     if args.probes > 1 and args.lists is None:
-        raise ValueError("--probes needs --lists (IVF); without --lists search is exact")
+        raise ValueError(
+            "--probes needs --lists (IVF); without --lists search is exact"
+        )
     if args.lists is not None and args.retriever not in ("lsa", "embedder", "hybrid"):
-        raise ValueError(f"--lists applies to dense retrievers (lsa, embedder, hybrid), not {args.retriever}")
+        raise ValueError(
+            f"--lists applies to dense retrievers (lsa, embedder, hybrid), not {args.retriever}"
+        )
     choice = _glossary_choice(args)
-    glossary = GLOSSARIES[choice] if choice in GLOSSARIES else Glossary.from_json(choice)
-    return RAGPipeline(chunker=args.chunker, words=args.chunk_words, retriever=args.retriever, k=args.k,
-                       dimensions=args.dimensions, lists=args.lists, probes=args.probes, abstain_below=args.abstain_below,
-                       reader=args.reader, glossary=glossary, cache=not args.no_cache)
+    glossary = (
+        GLOSSARIES[choice] if choice in GLOSSARIES else Glossary.from_json(choice)
+    )
+    return RAGPipeline(
+        chunker=args.chunker,
+        words=args.chunk_words,
+        retriever=args.retriever,
+        k=args.k,
+        dimensions=args.dimensions,
+        lists=args.lists,
+        probes=args.probes,
+        abstain_below=args.abstain_below,
+        reader=args.reader,
+        glossary=glossary,
+        cache=not args.no_cache,
+    )
 
 
 def _glossary_choice(args) -> str:
     """--glossary as given, else astronomy for the bundled corpus and none for a folder of documents."""
-    return args.glossary or ("astronomy" if getattr(args, "documents", None) is None else "none")
+    return args.glossary or (
+        "astronomy" if getattr(args, "documents", None) is None else "none"
+    )
 
 
 def _setup(args) -> str:
@@ -117,20 +207,31 @@ def _ask(args, out) -> int:
     result = pipeline.answer(args.question)
     answered = time.perf_counter()
     print(result.answer, file=out)
-    print(f"\n{len(documents)} documents, {n} chunks, {_setup(args)}, top {args.k}; "
-          f"indexed in {indexed - started:.2f} s, answered in {answered - indexed:.2f} s", file=out)
+    print(
+        f"\n{len(documents)} documents, {n} chunks, {_setup(args)}, top {args.k}; "
+        f"indexed in {indexed - started:.2f} s, answered in {answered - indexed:.2f} s",
+        file=out,
+    )
     for r in result.retrieved:
-        print(f"  [{r.rank}] score {r.score:.4f}  {r.source}  (chunk {r.chunk.id})", file=out)
+        print(
+            f"  [{r.rank}] score {r.score:.4f}  {r.source}  (chunk {r.chunk.id})",
+            file=out,
+        )
     if result.abstained:
         print("checks: the generator abstained; nothing to check", file=out)
     else:
         for check in result.checks:
             verdict = "supported" if check.supported else "NOT supported"
-            details = [f"cites {list(check.cited) or 'nothing'}", f"support {check.support:.2f}"]
+            details = [
+                f"cites {list(check.cited) or 'nothing'}",
+                f"support {check.support:.2f}",
+            ]
             if check.missing_sources:
                 details.append(f"missing sources {list(check.missing_sources)}")
             if check.unsupported_numbers:
-                details.append(f"numbers not in its sources {list(check.unsupported_numbers)}")
+                details.append(
+                    f"numbers not in its sources {list(check.unsupported_numbers)}"
+                )
             print(f"checks: {verdict} ({', '.join(details)})", file=out)
     if args.show_prompt:
         print("\n--- prompt ---\n" + result.prompt.text, file=out)
@@ -153,16 +254,36 @@ def _evaluate(args, out) -> int:
     pipeline.index(documents)
     ks = tuple(range(1, 11))
     rewrite = pipeline.glossary or (lambda question: question)
-    report = evaluate_retrieval(questions, lambda q, k: pipeline.retriever.search(rewrite(q), k), pipeline.chunks, ks=ks)
-    print(f"retrieval ({_setup(args)}, {args.chunker} chunks of {args.chunk_words} words, {len(pipeline.chunks)} chunks)", file=out)
+    report = evaluate_retrieval(
+        questions,
+        lambda q, k: pipeline.retriever.search(rewrite(q), k),
+        pipeline.chunks,
+        ks=ks,
+    )
+    print(
+        f"retrieval ({_setup(args)}, {args.chunker} chunks of {args.chunk_words} words, {len(pipeline.chunks)} chunks)",
+        file=out,
+    )
     print(report.table(), file=out)
     answers = evaluate_answers(questions, pipeline.answer)
-    print(f"\nanswers ({args.reader} reader, abstaining below {pipeline.reader_abstain_below}, k = {args.k}), "
-          f"{answers.questions} questions:", file=out)
-    print(f"  evidence in the prompt r = {answers.r:.3f}; accuracy with it a = {answers.a:.3f}, "
-          f"without it b = {answers.b:.3f} (correct refusals count)", file=out)
-    print(f"  measured accuracy {answers.accuracy:.3f} = r a + (1 - r) b = {answers.composed:.3f}", file=out)
-    print(f"  answered {answers.answered}; refused {answers.refused_unanswerable} of {answers.unanswerable} unanswerable", file=out)
+    print(
+        f"\nanswers ({args.reader} reader, abstaining below {pipeline.reader_abstain_below}, k = {args.k}), "
+        f"{answers.questions} questions:",
+        file=out,
+    )
+    print(
+        f"  evidence in the prompt r = {answers.r:.3f}; accuracy with it a = {answers.a:.3f}, "
+        f"without it b = {answers.b:.3f} (correct refusals count)",
+        file=out,
+    )
+    print(
+        f"  measured accuracy {answers.accuracy:.3f} = r a + (1 - r) b = {answers.composed:.3f}",
+        file=out,
+    )
+    print(
+        f"  answered {answers.answered}; refused {answers.refused_unanswerable} of {answers.unanswerable} unanswerable",
+        file=out,
+    )
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(ks, [report.mean(f"recall@{k}") for k in ks], "-o")
     ax.set_xlabel("k")
@@ -187,5 +308,8 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
         print(f"ragbook: error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:
-        print(f"ragbook: error: {error}\n(without the embedder: --retriever bm25 --reader lexical)", file=sys.stderr)
+        print(
+            f"ragbook: error: {error}\n(without the embedder: --retriever bm25 --reader lexical)",
+            file=sys.stderr,
+        )
         return 2

@@ -5,6 +5,7 @@ An encoder is anything with ``encode(texts) -> array`` (one unit vector per text
 ``encode_queries(texts)`` for models that encode questions differently: :class:`ragbook.lsa.LSA` and
 :class:`ragbook.embedder.MiniLMEncoder` both qualify.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Protocol, Sequence
@@ -27,23 +28,40 @@ class Encoder(Protocol):
 class DenseRetriever:
     """Encode the chunk texts once; answer each question with exact search, or IVF if ``lists`` is given."""
 
-    def __init__(self, encoder: Encoder, texts: Sequence[str], lists: int | None = None, probes: int = 1, seed: int = 0):
+    def __init__(
+        self,
+        encoder: Encoder,
+        texts: Sequence[str],
+        lists: int | None = None,
+        probes: int = 1,
+        seed: int = 0,
+    ):
         texts = validate.texts(texts, "texts")
         if not texts:
             raise ValueError("cannot index an empty collection: there are no chunks")
         if not any(tokenize(text) for text in texts):
-            raise ValueError(f"cannot index the collection: all {len(texts)} texts are empty "
-                             "(no word or number, only whitespace or punctuation)")
+            raise ValueError(
+                f"cannot index the collection: all {len(texts)} texts are empty "
+                "(no word or number, only whitespace or punctuation)"
+            )
         if not callable(getattr(encoder, "encode", None)):
-            raise TypeError(f"encoder must have an encode(texts) method, got {encoder!r}")
+            raise TypeError(
+                f"encoder must have an encode(texts) method, got {encoder!r}"
+            )
         lists = None if lists is None else validate.k(lists, "lists")
         probes = validate.k(probes, "probes")
         if lists is not None and probes > lists:
-            raise ValueError(f"probes must be between 1 and the number of lists ({lists}), got {probes!r}")
+            raise ValueError(
+                f"probes must be between 1 and the number of lists ({lists}), got {probes!r}"
+            )
         self.encoder = encoder
-        self.vectors = validate.finite_array(encoder.encode(texts), "the encoded vectors", ndim=2, dtype=np.float32)
+        self.vectors = validate.finite_array(
+            encoder.encode(texts), "the encoded vectors", ndim=2, dtype=np.float32
+        )
         if self.vectors.shape[0] != len(texts):
-            raise ValueError(f"the encoder returned {self.vectors.shape[0]} vectors for {len(texts)} texts")
+            raise ValueError(
+                f"the encoder returned {self.vectors.shape[0]} vectors for {len(texts)} texts"
+            )
         self.exact = ExactIndex(self.vectors)
         self.ivf = IVFIndex(self.vectors, lists, seed=seed) if lists else None
         self.probes = probes
@@ -54,7 +72,9 @@ class DenseRetriever:
         query = validate.query(query, terms=False)
         vector = self._queries.get(query)
         if vector is None:
-            vector = np.asarray(encode_queries(self.encoder, [query]), dtype=np.float32)[0]
+            vector = np.asarray(
+                encode_queries(self.encoder, [query]), dtype=np.float32
+            )[0]
             if len(self._queries) >= 10_000:
                 self._queries.clear()
             self._queries[query] = vector
@@ -64,7 +84,9 @@ class DenseRetriever:
         """The cosine of every chunk with the query."""
         return self.exact.vectors @ _unit(self.encode_query(query))
 
-    def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]:
+    def search(
+        self, query: str, k: int = 10, allowed: Iterable[int] | None = None
+    ) -> list[Hit]:
         """The top k chunks by cosine, as hits; exact unless the retriever was built with IVF lists.
 
         ``allowed`` restricts the candidates before ranking and always uses exact search, since an IVF

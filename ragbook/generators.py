@@ -8,6 +8,7 @@
 - :class:`ChatClient` sends the prompt to a model that speaks the chat-completions protocol.
 - :class:`Conversation` keeps the last exchanges and rewrites a follow-up into a standalone question.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,7 +48,9 @@ class ScriptedGenerator:
 
     def __call__(self, prompt: Prompt) -> str:
         if len(self.prompts) >= len(self.replies):
-            raise RuntimeError(f"the script has only {len(self.replies)} replies and all were used")
+            raise RuntimeError(
+                f"the script has only {len(self.replies)} replies and all were used"
+            )
         self.prompts.append(prompt)
         return self.replies[len(self.prompts) - 1]
 
@@ -71,7 +74,9 @@ class LanguageModel:
     def probability(self, context: Sequence[str], token: str) -> float:
         raise NotImplementedError
 
-    def token_probabilities(self, prompt: str, continuation: str) -> list[tuple[str, float]]:
+    def token_probabilities(
+        self, prompt: str, continuation: str
+    ) -> list[tuple[str, float]]:
         """Each token of ``continuation`` with its probability given the prompt and the tokens before it."""
         context = _words(validate.text(prompt, "prompt"))
         validate.text(continuation, "continuation")
@@ -81,14 +86,18 @@ class LanguageModel:
             context.append(token)
         return result
 
-    def complete(self, prompt: str, max_tokens: int = 20) -> tuple[str, list[tuple[str, float]]]:
+    def complete(
+        self, prompt: str, max_tokens: int = 20
+    ) -> tuple[str, list[tuple[str, float]]]:
         """Greedy continuation until a full stop or ``max_tokens``: (text, tokens with probabilities)."""
         context = _words(validate.text(prompt, "prompt"))
         max_tokens = validate.count(max_tokens, "max_tokens")
         produced: list[tuple[str, float]] = []
         candidates = self.vocabulary + [EOS]
         for _ in range(max_tokens):
-            best = max(candidates, key=lambda w: (self.probability(context, w), w == EOS))
+            best = max(
+                candidates, key=lambda w: (self.probability(context, w), w == EOS)
+            )
             if best == EOS:
                 break
             produced.append((best, self.probability(context, best)))
@@ -107,10 +116,20 @@ class TrigramModel(LanguageModel):
     every token, even an unseen one, has a probability above zero.
     """
 
-    def __init__(self, texts: Iterable[str], weights: tuple[float, float, float] = (0.6, 0.3, 0.1)):
+    def __init__(
+        self,
+        texts: Iterable[str],
+        weights: tuple[float, float, float] = (0.6, 0.3, 0.1),
+    ):
         checked = validate.finite_array(weights, "the interpolation weights", ndim=1)
-        if checked.shape != (3,) or not math.isclose(checked.sum(), 1.0) or checked.min() <= 0:
-            raise ValueError(f"the interpolation weights must be three positive numbers that sum to 1, got {weights}")
+        if (
+            checked.shape != (3,)
+            or not math.isclose(checked.sum(), 1.0)
+            or checked.min() <= 0
+        ):
+            raise ValueError(
+                f"the interpolation weights must be three positive numbers that sum to 1, got {weights}"
+            )
         self.weights = tuple(checked.tolist())
         self.unigrams: Counter = Counter()
         self.bigrams: Counter = Counter()
@@ -141,7 +160,11 @@ class TrigramModel(LanguageModel):
         l3, l2, l1 = self.weights
         p1 = (self.unigrams[token] + 1) / (self.total + len(self.vocabulary) + 1)
         p2 = self.bigrams[v, token] / self.contexts1[v] if self.contexts1[v] else None
-        p3 = self.trigrams[u, v, token] / self.contexts2[u, v] if self.contexts2[u, v] else None
+        p3 = (
+            self.trigrams[u, v, token] / self.contexts2[u, v]
+            if self.contexts2[u, v]
+            else None
+        )
         if p3 is None and p2 is None:
             return p1
         if p3 is None:
@@ -150,18 +173,24 @@ class TrigramModel(LanguageModel):
             return (l3 * p3 + l1 * p1) / (l3 + l1)
         return l3 * p3 + l2 * p2 + l1 * p1
 
-    def conditioned(self, chunks: Iterable[str], weight: float = 0.9) -> "ConditionedModel":
+    def conditioned(
+        self, chunks: Iterable[str], weight: float = 0.9
+    ) -> "ConditionedModel":
         """This model conditioned on retrieved chunks: weight * P_chunks + (1 - weight) * P_self."""
         return ConditionedModel(TrigramModel(chunks, self.weights), self, weight)
 
     @staticmethod
     def geometric_mean(probabilities: Sequence[float]) -> float:
         """exp(mean log p): the per-token probability of a sequence."""
-        probabilities = validate.finite_array(probabilities, "probabilities", ndim=1).tolist()
+        probabilities = validate.finite_array(
+            probabilities, "probabilities", ndim=1
+        ).tolist()
         if not probabilities:
             raise ValueError("no tokens")
         if min(probabilities) <= 0 or max(probabilities) > 1:
-            raise ValueError(f"probabilities must lie in (0, 1], got {min(probabilities)!r} to {max(probabilities)!r}")
+            raise ValueError(
+                f"probabilities must lie in (0, 1], got {min(probabilities)!r} to {max(probabilities)!r}"
+            )
         return math.exp(sum(math.log(p) for p in probabilities) / len(probabilities))
 
 
@@ -171,20 +200,30 @@ class ConditionedModel(LanguageModel):
     def __init__(self, local: TrigramModel, background: TrigramModel, weight: float):
         for name, model in (("local", local), ("background", background)):
             if not isinstance(model, TrigramModel):
-                raise TypeError(f"{name} must be a TrigramModel, got {type(model).__name__}")
+                raise TypeError(
+                    f"{name} must be a TrigramModel, got {type(model).__name__}"
+                )
         if not 0 < validate.real(weight, "the weight of the chunks") < 1:
-            raise ValueError(f"the weight of the chunks must lie strictly between 0 and 1, got {weight}")
+            raise ValueError(
+                f"the weight of the chunks must lie strictly between 0 and 1, got {weight}"
+            )
         self.local, self.background, self.weight = local, background, weight
         self.vocabulary = sorted(set(local.vocabulary) | set(background.vocabulary))
 
     def probability(self, context: Sequence[str], token: str) -> float:
-        return self.weight * self.local.probability(context, token) + (1 - self.weight) * self.background.probability(context, token)
+        return self.weight * self.local.probability(context, token) + (
+            1 - self.weight
+        ) * self.background.probability(context, token)
 
 
 def _detokenize(tokens: Sequence[str]) -> str:
     text = ""
     for token in tokens:
-        if text and not re.match(r"^[.,;:!?)\]]$", token) and not text.endswith(("(", "[")):
+        if (
+            text
+            and not re.match(r"^[.,;:!?)\]]$", token)
+            and not text.endswith(("(", "["))
+        ):
             text += " "
         text += token
     return text
@@ -204,22 +243,48 @@ class ChatClient:
     (honouring ``Retry-After``); any other 4xx, or a malformed reply, raises :class:`ChatError` at once.
     """
 
-    def __init__(self, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                 temperature: float = 0.0, timeout: float = 30.0, retries: int = 3, backoff: float = 0.5):
-        for name, value in (("base_url", base_url), ("model", model), ("api_key", api_key)):
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+    ):
+        for name, value in (
+            ("base_url", base_url),
+            ("model", model),
+            ("api_key", api_key),
+        ):
             if value is not None:
                 validate.text(value, name)
-        self.base_url = (base_url or os.environ.get("RAGBOOK_BASE_URL") or "").rstrip("/")
+        self.base_url = (base_url or os.environ.get("RAGBOOK_BASE_URL") or "").rstrip(
+            "/"
+        )
         self.model = model or os.environ.get("RAGBOOK_MODEL") or ""
-        self._api_key = api_key if api_key is not None else os.environ.get("RAGBOOK_API_KEY", "")
+        self._api_key = (
+            api_key if api_key is not None else os.environ.get("RAGBOOK_API_KEY", "")
+        )
         if not self.base_url:
-            raise ValueError("no base URL: pass base_url or set RAGBOOK_BASE_URL (e.g. http://127.0.0.1:8080/v1)")
+            raise ValueError(
+                "no base URL: pass base_url or set RAGBOOK_BASE_URL (e.g. http://127.0.0.1:8080/v1)"
+            )
         if not self.model:
             raise ValueError("no model name: pass model or set RAGBOOK_MODEL")
         temperature = validate.real(temperature, "temperature", minimum=0)
         timeout = validate.real(timeout, "timeout (seconds)", above=0)
-        retries, backoff = validate.count(retries, "retries"), validate.real(backoff, "backoff (seconds)", minimum=0)
-        self.temperature, self.timeout, self.retries, self.backoff = temperature, timeout, retries, backoff
+        retries, backoff = (
+            validate.count(retries, "retries"),
+            validate.real(backoff, "backoff (seconds)", minimum=0),
+        )
+        self.temperature, self.timeout, self.retries, self.backoff = (
+            temperature,
+            timeout,
+            retries,
+            backoff,
+        )
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "not set"
@@ -229,43 +294,75 @@ class ChatClient:
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        return urllib.request.Request(f"{self.base_url}/chat/completions", data=body, headers=headers, method="POST")
+        return urllib.request.Request(
+            f"{self.base_url}/chat/completions",
+            data=body,
+            headers=headers,
+            method="POST",
+        )
 
     def complete(self, messages: Sequence[Mapping[str, str]]) -> str:
-        body = json.dumps({"model": self.model, "messages": list(messages), "temperature": self.temperature}).encode()
+        body = json.dumps(
+            {
+                "model": self.model,
+                "messages": list(messages),
+                "temperature": self.temperature,
+            }
+        ).encode()
         for attempt in range(self.retries + 1):
             try:
-                with urllib.request.urlopen(self._request(body), timeout=self.timeout) as response:
+                with urllib.request.urlopen(
+                    self._request(body), timeout=self.timeout
+                ) as response:
                     payload = response.read()
                 break
             except urllib.error.HTTPError as error:
                 retryable = error.code == 429 or 500 <= error.code < 600
                 if not retryable:
                     detail = error.read()[:200].decode("utf-8", "replace")
-                    raise ChatError(f"the server refused the request with HTTP {error.code}: {detail}") from None
+                    raise ChatError(
+                        f"the server refused the request with HTTP {error.code}: {detail}"
+                    ) from None
                 if attempt == self.retries:
-                    raise ChatError(f"HTTP {error.code} after {self.retries + 1} attempts; giving up") from None
+                    raise ChatError(
+                        f"HTTP {error.code} after {self.retries + 1} attempts; giving up"
+                    ) from None
                 wait = error.headers.get("Retry-After") if error.headers else None
-                time.sleep(float(wait) if wait and wait.replace(".", "", 1).isdigit() else self.backoff * 2**attempt)
+                time.sleep(
+                    float(wait)
+                    if wait and wait.replace(".", "", 1).isdigit()
+                    else self.backoff * 2**attempt
+                )
             except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
                 if attempt == self.retries:
-                    raise ChatError(f"could not reach {self.base_url} after {self.retries + 1} attempts: {error}") from None
+                    raise ChatError(
+                        f"could not reach {self.base_url} after {self.retries + 1} attempts: {error}"
+                    ) from None
                 time.sleep(self.backoff * 2**attempt)
         try:
             content = json.loads(payload)["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise ChatError(f"the reply is not a chat completion: {payload[:200]!r}") from None
+            raise ChatError(
+                f"the reply is not a chat completion: {payload[:200]!r}"
+            ) from None
         if not isinstance(content, str):
             raise ChatError(f"the reply's message content is not text: {content!r}")
         return content
 
     def __call__(self, prompt: Prompt | str) -> str:
-        text = prompt.text if isinstance(prompt, Prompt) else validate.text(prompt, "prompt")
+        text = (
+            prompt.text
+            if isinstance(prompt, Prompt)
+            else validate.text(prompt, "prompt")
+        )
         return self.complete([{"role": "user", "content": text}])
 
 
 # ---- conversation -----------------------------------------------------------------------------------
-_FOLLOW_UP = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$|^\s*and\s+(.+?)\s*\?\s*$", re.I)
+_FOLLOW_UP = re.compile(
+    r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$|^\s*and\s+(.+?)\s*\?\s*$",
+    re.I,
+)
 
 
 class Conversation:
@@ -279,11 +376,17 @@ class Conversation:
     def __init__(self, subjects: Iterable[str], size: int = 3):
         if validate.whole(size, "size") < 1:
             raise ValueError(f"the history must hold at least one exchange, got {size}")
-        self.subjects = sorted({s for s in validate.texts(subjects, "subjects") if s}, key=len, reverse=True)
+        self.subjects = sorted(
+            {s for s in validate.texts(subjects, "subjects") if s},
+            key=len,
+            reverse=True,
+        )
         self.history: deque[tuple[str, str]] = deque(maxlen=size)
 
     def add(self, question: str, answer: str) -> None:
-        self.history.append((validate.text(question, "question"), validate.text(answer, "answer")))
+        self.history.append(
+            (validate.text(question, "question"), validate.text(answer, "answer"))
+        )
 
     def rewrite(self, question: str) -> str:
         match = _FOLLOW_UP.match(question)

@@ -13,6 +13,7 @@ and the rewritten text is what the retriever and the reader compare with the chu
 question as asked. Terms are matched after :func:`~ragbook.text.analyze`, so "Year" and "year" are one
 term, and a question without a glossed term is returned unchanged.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,14 +37,18 @@ class Glossary:
 
     def __init__(self, definitions: Mapping[str, str]):
         if not isinstance(definitions, Mapping):
-            raise TypeError(f"definitions must map terms to definitions, got {type(definitions).__name__}")
+            raise TypeError(
+                f"definitions must map terms to definitions, got {type(definitions).__name__}"
+            )
         if not definitions:
             raise ValueError("a glossary needs at least one definition")
         checked: dict[str, str] = {}
         for term, definition in definitions.items():
             if not isinstance(term, str) or analyze(term) != [term]:
-                raise ValueError(f"a glossary term must be one lowercase word that the analyzer keeps "
-                                 f"(not a stopword, no punctuation), got {term!r}")
+                raise ValueError(
+                    f"a glossary term must be one lowercase word that the analyzer keeps "
+                    f"(not a stopword, no punctuation), got {term!r}"
+                )
             if not isinstance(definition, str) or not definition.strip():
                 raise ValueError(f"the definition of {term!r} is empty")
             checked[term] = " ".join(definition.split())
@@ -56,12 +61,18 @@ class Glossary:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except OSError as error:
-            raise ValueError(f"cannot read the glossary {path}: {error.strerror or error}") from None
+            raise ValueError(
+                f"cannot read the glossary {path}: {error.strerror or error}"
+            ) from None
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ValueError(f"the glossary {path} is not UTF-8 JSON: {error}") from None
+            raise ValueError(
+                f"the glossary {path} is not UTF-8 JSON: {error}"
+            ) from None
         if not isinstance(data, dict):
-            raise ValueError(f"the glossary {path} must hold one JSON object of term: definition pairs, "
-                             f"got a {type(data).__name__}")
+            raise ValueError(
+                f"the glossary {path} must hold one JSON object of term: definition pairs, "
+                f"got a {type(data).__name__}"
+            )
         try:
             return cls(data)
         except ValueError as error:
@@ -69,7 +80,11 @@ class Glossary:
 
     def terms_in(self, question: str) -> list[str]:
         """The glossed terms of ``question``, each once, in order of first occurrence."""
-        return [t for t in dict.fromkeys(analyze(validate.text(question, "question"))) if t in self.definitions]
+        return [
+            t
+            for t in dict.fromkeys(analyze(validate.text(question, "question")))
+            if t in self.definitions
+        ]
 
     def __call__(self, question: str) -> str:
         if not isinstance(question, str):
@@ -89,8 +104,10 @@ class Glossary:
 
 # The definitions the bundled corpus needs, stated as an astronomer would. They were written with the
 # book's labelled questions in view, so what they gain on those questions is an upper bound (chapter 14).
-ASTRONOMY = Glossary({
-    "year": "the time to orbit the Sun once",
-    "day": "the time from one noon to the next",
-    "old": "how long ago it formed",
-})
+ASTRONOMY = Glossary(
+    {
+        "year": "the time to orbit the Sun once",
+        "day": "the time from one noon to the next",
+        "old": "how long ago it formed",
+    }
+)

@@ -9,6 +9,7 @@ to a piece of evidence when its range contains one of the piece's spans whole,
 
 so the same labels judge fixed windows, sentences, sections and anything else.
 """
+
 from __future__ import annotations
 
 import json
@@ -86,7 +87,9 @@ def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
     """
     validate.text(doc_id, "doc_id"), validate.text(text, "text")
     if doc_id not in documents:
-        raise ValueError(f"evidence names document {doc_id!r}, which is not in the corpus ({', '.join(documents)})")
+        raise ValueError(
+            f"evidence names document {doc_id!r}, which is not in the corpus ({', '.join(documents)})"
+        )
     if not text.strip():
         raise ValueError(f"an evidence span in {doc_id!r} is empty")
     haystack = documents[doc_id].text
@@ -94,20 +97,36 @@ def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
     if start < 0:
         raise ValueError(f"span not found in {doc_id!r}: {text!r}")
     if haystack.find(text, start + 1) >= 0:
-        raise ValueError(f"span occurs more than once in {doc_id!r}; lengthen it to make it unique: {text!r}")
+        raise ValueError(
+            f"span occurs more than once in {doc_id!r}; lengthen it to make it unique: {text!r}"
+        )
     return Span(doc_id, start, start + len(text), text)
 
 
-def parse_questions(records: Sequence[dict], documents: Iterable[Document]) -> list[Question]:
+def parse_questions(
+    records: Sequence[dict], documents: Iterable[Document]
+) -> list[Question]:
     """Turn question records (the JSON format of ``questions.json``) into :class:`Question` objects."""
-    by_id = {d.id: d for d in validate.sequence(documents, "documents", "Document objects")}
+    by_id = {
+        d.id: d for d in validate.sequence(documents, "documents", "Document objects")
+    }
     questions, seen = [], set()
-    for number, record in enumerate(validate.sequence(records, "records", "question records (dicts)"), start=1):
+    for number, record in enumerate(
+        validate.sequence(records, "records", "question records (dicts)"), start=1
+    ):
         if not isinstance(record, Mapping):
-            raise TypeError(f"question {number} must be a record (a dict), got {type(record).__name__}")
-        missing = [key for key in ("id", "question", "answer", "style", "evidence") if key not in record]
+            raise TypeError(
+                f"question {number} must be a record (a dict), got {type(record).__name__}"
+            )
+        missing = [
+            key
+            for key in ("id", "question", "answer", "style", "evidence")
+            if key not in record
+        ]
         if missing:
-            raise ValueError(f"question {number} ({record.get('id', 'no id')}) lacks {', '.join(missing)}")
+            raise ValueError(
+                f"question {number} ({record.get('id', 'no id')}) lacks {', '.join(missing)}"
+            )
         qid = record["id"]
         if qid in seen:
             raise ValueError(f"question id {qid!r} is used twice")
@@ -115,41 +134,75 @@ def parse_questions(records: Sequence[dict], documents: Iterable[Document]) -> l
         for key in ("id", "question", "answer", "style"):
             validate.text(record[key], f"question {number}'s {key}")
         if record["style"] not in STYLES:
-            raise ValueError(f"question {qid!r}: style must be one of {STYLES}, got {record['style']!r}")
+            raise ValueError(
+                f"question {qid!r}: style must be one of {STYLES}, got {record['style']!r}"
+            )
         pieces = []
-        for piece in validate.sequence(record["evidence"], f"question {qid!r}'s evidence", "pieces (lists of spans)"):
-            piece = validate.sequence(piece, f"an evidence piece of question {qid!r}", "spans")
+        for piece in validate.sequence(
+            record["evidence"],
+            f"question {qid!r}'s evidence",
+            "pieces (lists of spans)",
+        ):
+            piece = validate.sequence(
+                piece, f"an evidence piece of question {qid!r}", "spans"
+            )
             if not piece:
                 raise ValueError(f"question {qid!r} has an evidence piece with no span")
-            pieces.append(Evidence(tuple(locate_span(by_id, s["doc"], s["text"]) for s in piece)))
+            pieces.append(
+                Evidence(tuple(locate_span(by_id, s["doc"], s["text"]) for s in piece))
+            )
         if (record["style"] == "unanswerable") != (not pieces):
-            raise ValueError(f"question {qid!r}: exactly the unanswerable questions have no evidence")
-        questions.append(Question(qid, record["question"], record["answer"], record["style"], tuple(pieces)))
+            raise ValueError(
+                f"question {qid!r}: exactly the unanswerable questions have no evidence"
+            )
+        questions.append(
+            Question(
+                qid,
+                record["question"],
+                record["answer"],
+                record["style"],
+                tuple(pieces),
+            )
+        )
     return questions
 
 
-def load_questions(documents: Iterable[Document], path: str | os.PathLike | None = None) -> list[Question]:
+def load_questions(
+    documents: Iterable[Document], path: str | os.PathLike | None = None
+) -> list[Question]:
     """The labelled questions (by default the bundled ``ragbook/data/questions.json``) against ``documents``."""
     if path is None:
-        raw = (resources.files("ragbook") / "data" / "questions.json").read_text(encoding="utf-8")
+        raw = (resources.files("ragbook") / "data" / "questions.json").read_text(
+            encoding="utf-8"
+        )
     else:
         try:
             with open(path, encoding="utf-8") as handle:
                 raw = handle.read()
         except OSError as error:
-            raise ValueError(f"cannot read questions file {str(path)!r}: {error.strerror or error}") from error
+            raise ValueError(
+                f"cannot read questions file {str(path)!r}: {error.strerror or error}"
+            ) from error
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise ValueError(f"questions file is not valid JSON (line {error.lineno}): {error.msg}") from error
-    return parse_questions(data["questions"] if isinstance(data, dict) else data, documents)
+        raise ValueError(
+            f"questions file is not valid JSON (line {error.lineno}): {error.msg}"
+        ) from error
+    return parse_questions(
+        data["questions"] if isinstance(data, dict) else data, documents
+    )
 
 
 def contains_span(chunk, span: Span) -> bool:
     """Whether ``chunk`` (anything with ``doc_id``, ``start``, ``end``) holds ``span`` whole."""
     if not isinstance(span, Span):
         raise TypeError(f"span must be a Span, got {type(span).__name__}")
-    return chunk.doc_id == span.doc_id and chunk.start <= span.start and span.end <= chunk.end
+    return (
+        chunk.doc_id == span.doc_id
+        and chunk.start <= span.start
+        and span.end <= chunk.end
+    )
 
 
 def relevant_chunks(question: Question, chunks: Sequence) -> list[frozenset[int]]:
@@ -177,4 +230,6 @@ def is_cut(evidence: Evidence, chunks: Sequence) -> bool:
     if not isinstance(evidence, Evidence):
         raise TypeError(f"evidence must be an Evidence, got {type(evidence).__name__}")
     chunks = validate.sequence(chunks, "chunks", "chunks")
-    return not any(contains_span(chunk, span) for span in evidence.spans for chunk in chunks)
+    return not any(
+        contains_span(chunk, span) for span in evidence.spans for chunk in chunks
+    )

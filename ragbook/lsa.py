@@ -10,6 +10,7 @@ With r equal to the rank of X nothing is lost, and the ranking equals the tf-idf
 same terms; a smaller r merges terms that occur in similar chunks. The SVD here is dense and exact, which
 suits collections of a few thousand chunks.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -27,13 +28,22 @@ __all__ = ["LSA"]
 class LSA:
     """An LSA encoder fitted on a collection: ``encode`` maps texts to unit vectors of r dimensions."""
 
-    def __init__(self, texts: Sequence[str], dimensions: int, analyzer: Callable[[str], list[str]] = analyze,
-                 min_df: int = 2):
+    def __init__(
+        self,
+        texts: Sequence[str],
+        dimensions: int,
+        analyzer: Callable[[str], list[str]] = analyze,
+        min_df: int = 2,
+    ):
         texts = validate.texts(texts, "texts")
         if not texts:
-            raise ValueError("cannot fit LSA on an empty collection: there are no chunks")
+            raise ValueError(
+                "cannot fit LSA on an empty collection: there are no chunks"
+            )
         if not callable(analyzer):
-            raise TypeError(f"analyzer must be a function from a str to its terms, got {analyzer!r}")
+            raise TypeError(
+                f"analyzer must be a function from a str to its terms, got {analyzer!r}"
+            )
         min_df = validate.k(min_df, "min_df")
         token_lists = [analyzer(text) for text in texts]
         validate.non_empty_corpus(token_lists, "the LSA collection")
@@ -41,7 +51,9 @@ class LSA:
         self.analyzer = analyzer
         self.terms = sorted(t for t, n in df.items() if n >= min_df)
         if not self.terms:
-            raise ValueError(f"no term occurs in at least {min_df} chunks; LSA has nothing to factorise")
+            raise ValueError(
+                f"no term occurs in at least {min_df} chunks; LSA has nothing to factorise"
+            )
         self.columns = {t: j for j, t in enumerate(self.terms)}
         self.idf = smoothed_idf(np.array([df[t] for t in self.terms]), len(token_lists))
         self.matrix = self._tfidf_rows(token_lists)
@@ -49,11 +61,15 @@ class LSA:
         tolerance = s[0] * max(self.matrix.shape) * np.finfo(float).eps
         self.rank = int(np.sum(s > tolerance))
         if not 1 <= validate.whole(dimensions, "dimensions") <= self.rank:
-            raise ValueError(f"dimensions must be between 1 and the rank of the tf-idf matrix ({self.rank}), got {dimensions!r}")
+            raise ValueError(
+                f"dimensions must be between 1 and the rank of the tf-idf matrix ({self.rank}), got {dimensions!r}"
+            )
         self.dimensions = int(dimensions)
         self.all_singular_values = s
         self.singular_values = s[: self.dimensions]
-        self.components = vt[: self.dimensions]  # V_r^T: one right singular vector per row
+        self.components = vt[
+            : self.dimensions
+        ]  # V_r^T: one right singular vector per row
 
     def _tfidf_rows(self, token_lists: Sequence[Sequence[str]]) -> np.ndarray:
         """Unit-length tf-idf rows (raw counts times smoothed idf) over the kept terms; empty rows stay zero."""
@@ -70,7 +86,10 @@ class LSA:
 
     def project(self, texts: Sequence[str]) -> np.ndarray:
         """x V_r for each text's tf-idf row x: the coordinates before normalisation (zero if no kept term)."""
-        return self._tfidf_rows([self.analyzer(t) for t in validate.texts(texts, "texts")]) @ self.components.T
+        return (
+            self._tfidf_rows([self.analyzer(t) for t in validate.texts(texts, "texts")])
+            @ self.components.T
+        )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of r dimensions; a text that shares no kept term with the collection is an error."""
@@ -79,8 +98,10 @@ class LSA:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         empty = np.flatnonzero(norms[:, 0] == 0)
         if empty.size:
-            raise ValueError(f"text {empty[0]} ({texts[empty[0]]!r}) shares no term with the fitted vocabulary, "
-                             "so it has no direction in the LSA space")
+            raise ValueError(
+                f"text {empty[0]} ({texts[empty[0]]!r}) shares no term with the fitted vocabulary, "
+                "so it has no direction in the LSA space"
+            )
         return (vectors / norms).astype(np.float32)
 
     encode_queries = encode
@@ -95,9 +116,17 @@ class LSA:
         validate.text(term, "term")
         n = validate.count(n, "n")
         if term not in self.columns:
-            raise ValueError(f"{term!r} is not in the LSA vocabulary (terms found in at least two chunks)")
+            raise ValueError(
+                f"{term!r} is not in the LSA vocabulary (terms found in at least two chunks)"
+            )
         vectors = self.term_vectors
-        unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-300)
+        unit = vectors / np.maximum(
+            np.linalg.norm(vectors, axis=1, keepdims=True), 1e-300
+        )
         similarity = unit @ unit[self.columns[term]]
         order = np.lexsort((np.arange(len(self.terms)), -similarity))
-        return [(self.terms[j], float(similarity[j])) for j in order if self.terms[j] != term][:n]
+        return [
+            (self.terms[j], float(similarity[j]))
+            for j in order
+            if self.terms[j] != term
+        ][:n]

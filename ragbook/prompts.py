@@ -9,6 +9,7 @@ The budget: evidence = context limit - instructions and history - question - out
 Packing takes the longest prefix of the ranked sources that fits, so a lower-ranked chunk never displaces a
 higher-ranked one, and it counts the tokens of the rendered prompt, delimiters included.
 """
+
 from __future__ import annotations
 
 import html
@@ -63,11 +64,16 @@ class Prompt:
     sources: tuple[Source, ...]
 
 
-def build_prompt(question: str, sources: Sequence[tuple[str, str]], instruction: str = INSTRUCTION) -> Prompt:
+def build_prompt(
+    question: str, sources: Sequence[tuple[str, str]], instruction: str = INSTRUCTION
+) -> Prompt:
     """Instruction, then the (label, text) sources numbered from 1 and delimited, then the question."""
     question = validate.query(question, "question", terms=False)
     instruction = validate.text(instruction, "instruction")
-    numbered = tuple(Source(i, label, text) for i, (label, text) in enumerate(_pairs(sources), start=1))
+    numbered = tuple(
+        Source(i, label, text)
+        for i, (label, text) in enumerate(_pairs(sources), start=1)
+    )
     blocks = "\n\n".join(s.render() for s in numbered) if numbered else "(no sources)"
     text = f"{instruction}\n\nSources:\n\n{blocks}\n\nQuestion: {question.strip()}\nAnswer:"
     return Prompt(text, question.strip(), numbered)
@@ -77,8 +83,14 @@ def _pairs(sources: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """The sources as (label, text) pairs of str."""
     pairs = validate.sequence(sources, "sources", "(label, text) pairs")
     for position, pair in enumerate(pairs):
-        if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
-            raise TypeError(f"sources must hold (label, text) pairs, got {pair!r} at position {position}")
+        if (
+            isinstance(pair, (str, bytes))
+            or not isinstance(pair, Sequence)
+            or len(pair) != 2
+        ):
+            raise TypeError(
+                f"sources must hold (label, text) pairs, got {pair!r} at position {position}"
+            )
         validate.text(pair[0], f"the label of source {position + 1}")
         validate.text(pair[1], f"the text of source {position + 1}")
     return pairs
@@ -101,24 +113,43 @@ def source_label(chunk) -> str:
 
 def sources_from_chunks(chunks: Sequence) -> list[tuple[str, str]]:
     """(label, text) pairs for chunks: the label names the article and the section (:func:`source_label`)."""
-    return [(source_label(chunk), chunk.text) for chunk in validate.sequence(chunks, "chunks", "chunks")]
+    return [
+        (source_label(chunk), chunk.text)
+        for chunk in validate.sequence(chunks, "chunks", "chunks")
+    ]
 
 
-def evidence_budget(context_limit: int, instructions: int, question: int, output_reserve: int, margin: int = 0) -> int:
+def evidence_budget(
+    context_limit: int,
+    instructions: int,
+    question: int,
+    output_reserve: int,
+    margin: int = 0,
+) -> int:
     """Tokens left for sources: context limit - instructions/history - question - output reserve - margin."""
-    parts = {"context_limit": context_limit, "instructions": instructions, "question": question,
-             "output_reserve": output_reserve, "margin": margin}
+    parts = {
+        "context_limit": context_limit,
+        "instructions": instructions,
+        "question": question,
+        "output_reserve": output_reserve,
+        "margin": margin,
+    }
     for name, value in parts.items():
         validate.count(value, f"{name} (in tokens)")
     left = context_limit - instructions - question - output_reserve - margin
     if left < 0:
-        raise ValueError(f"the fixed parts need {context_limit - left} tokens, more than the context limit {context_limit}")
+        raise ValueError(
+            f"the fixed parts need {context_limit - left} tokens, more than the context limit {context_limit}"
+        )
     return left
 
 
 def chunks_that_fit(budget: int, chunk_tokens: int, overhead: int = 0) -> int:
     """floor(budget / (chunk tokens + per-source overhead)): how many equal chunks fit."""
-    budget, chunk_tokens = validate.whole(budget, "budget"), validate.count(chunk_tokens, "chunk_tokens")
+    budget, chunk_tokens = (
+        validate.whole(budget, "budget"),
+        validate.count(chunk_tokens, "chunk_tokens"),
+    )
     overhead = validate.count(overhead, "overhead")
     if chunk_tokens + overhead < 1:
         raise ValueError("a chunk must cost at least one token")
@@ -143,8 +174,13 @@ def word_estimate(text: str, tokens_per_word: float = TOKENS_PER_WORD_RULE) -> i
     return math.ceil(len(validate.text(text, "text").split()) * tokens_per_word)
 
 
-def pack_prompt(question: str, sources: Sequence[tuple[str, str]], budget: int,
-                count: Callable[[str], int] = count_tokens, instruction: str = INSTRUCTION) -> Prompt:
+def pack_prompt(
+    question: str,
+    sources: Sequence[tuple[str, str]],
+    budget: int,
+    count: Callable[[str], int] = count_tokens,
+    instruction: str = INSTRUCTION,
+) -> Prompt:
     """The prompt with the longest prefix of ``sources`` (ranked best first) whose whole prompt fits ``budget``.
 
     Stopping at the first source that does not fit keeps the ranking's order: a shorter, lower-ranked
@@ -153,11 +189,15 @@ def pack_prompt(question: str, sources: Sequence[tuple[str, str]], budget: int,
     """
     budget = validate.count(budget, "budget")
     if not callable(count):
-        raise TypeError(f"count must be a function from a str to its number of tokens, got {count!r}")
+        raise TypeError(
+            f"count must be a function from a str to its number of tokens, got {count!r}"
+        )
     sources = _pairs(sources)
     empty = build_prompt(question, [], instruction)
     if count(empty.text) > budget:
-        raise ValueError(f"the instruction and question alone take {count(empty.text)} tokens, over the budget of {budget}")
+        raise ValueError(
+            f"the instruction and question alone take {count(empty.text)} tokens, over the budget of {budget}"
+        )
     best = empty
     for n in range(1, len(sources) + 1):
         candidate = build_prompt(question, sources[:n], instruction)

@@ -12,6 +12,7 @@ that rankings are deterministic and comparable:
   the result is the top k among the allowed chunks, never a global top k filtered afterwards, which could
   come back short or empty.
 """
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -30,11 +31,15 @@ def _candidates(n: int, allowed: Iterable[int] | None) -> np.ndarray:
     ids = np.unique(np.array(validate.ids(allowed, "allowed"), dtype=np.int64))
     if ids.size and (ids[0] < 0 or ids[-1] >= n):
         bad = ids[0] if ids[0] < 0 else ids[-1]
-        raise ValueError(f"allowed chunk id {bad} is outside the collection (0 to {n - 1})")
+        raise ValueError(
+            f"allowed chunk id {bad} is outside the collection (0 to {n - 1})"
+        )
     return ids
 
 
-def top_k_arrays(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def top_k_arrays(
+    scores: np.ndarray, k: int, allowed: Iterable[int] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The k best candidates as two arrays (ids, scores), by score descending then id ascending."""
     k = validate.k(k)
     scores = validate.finite_array(scores, "scores", ndim=1, dtype=None)
@@ -59,7 +64,9 @@ def top_k_arrays(scores: np.ndarray, k: int, allowed: Iterable[int] | None = Non
     return (order if ids is None else ids[order]), values[order]
 
 
-def top_k(scores: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[Hit]:
+def top_k(
+    scores: np.ndarray, k: int, allowed: Iterable[int] | None = None
+) -> list[Hit]:
     """The k best candidates as :class:`~ragbook.retrieval.Hit` records, by score descending then id ascending."""
     ids, values = top_k_arrays(scores, k, allowed)
     return as_hits(zip(ids.tolist(), values.tolist()))

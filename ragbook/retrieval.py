@@ -14,6 +14,7 @@ exact or IVF search (:mod:`ragbook.dense`), hybrid fusion and reranking (:mod:`r
 document store (:mod:`ragbook.operations`) satisfy it, and so does any object a reader writes
 with that method. Vector indexes (:mod:`ragbook.vectors`) are not retrievers: they take and return arrays.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,10 +36,14 @@ class Hit:
 class Retriever(Protocol):
     """Anything with ``search(query, k, allowed) -> list[Hit]`` that keeps the rules of this module."""
 
-    def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]: ...
+    def search(
+        self, query: str, k: int = 10, allowed: Iterable[int] | None = None
+    ) -> list[Hit]: ...
 
 
 def as_hits(ranked: Iterable[tuple[int, float]]) -> list[Hit]:
     """Ranked (chunk id, score) pairs, best first, as hits with ranks 1, 2, ...; ids as int, scores as float."""
-    return [Hit(int(chunk_id), float(score), rank) for rank, (chunk_id, score) in enumerate(ranked, start=1)]
-
+    return [
+        Hit(int(chunk_id), float(score), rank)
+        for rank, (chunk_id, score) in enumerate(ranked, start=1)
+    ]

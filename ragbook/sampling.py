@@ -5,6 +5,7 @@
 Dividing by T < 1 stretches the gaps between logits, so the distribution sharpens; T > 1 flattens it.
 As T -> 0 the mass goes to the largest logit (shared equally among ties).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -19,7 +20,9 @@ __all__ = ["softmax", "zero_temperature_limit"]
 def _as_logits(logits: Sequence[float]) -> np.ndarray:
     z = validate.finite_array(logits, "logits")
     if z.ndim != 1 or z.size == 0:
-        raise ValueError(f"logits must be a non-empty one-dimensional sequence, got shape {z.shape}")
+        raise ValueError(
+            f"logits must be a non-empty one-dimensional sequence, got shape {z.shape}"
+        )
     return z
 
 

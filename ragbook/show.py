@@ -10,6 +10,7 @@ prose shows before the number is stored, so it is stored the same everywhere; :f
 Every glued value is kept with the decimals it was rounded to, so a test can check that no sentence quotes
 more digits than were kept.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -19,7 +20,14 @@ import textwrap
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["SourceListing", "glue_number", "glue_text", "ranked", "rounded", "show_source"]
+__all__ = [
+    "SourceListing",
+    "glue_number",
+    "glue_text",
+    "ranked",
+    "rounded",
+    "show_source",
+]
 
 GLUE_PREFIX = "application/papermill.record/"  # myst-nb's prefix for glued values that are not displayed
 
@@ -47,11 +55,15 @@ def show_source(obj: object) -> SourceListing:
     module = inspect.getmodule(obj)
     name = getattr(module, "__name__", "")
     if not (name == "ragbook" or name.startswith("ragbook.")):
-        raise ValueError(f"show_source shows ragbook's own code; {obj!r} comes from module {name or 'unknown'!r}")
+        raise ValueError(
+            f"show_source shows ragbook's own code; {obj!r} comes from module {name or 'unknown'!r}"
+        )
     try:
         source = inspect.getsource(obj)
     except (OSError, TypeError) as error:
-        raise TypeError(f"no Python source is available for {obj!r}: {error}") from error
+        raise TypeError(
+            f"no Python source is available for {obj!r}: {error}"
+        ) from error
     source = textwrap.dedent(source)
     if not source.endswith("\n"):
         source += "\n"
@@ -74,28 +86,45 @@ def rounded(value: object, decimals: int | None = None) -> int | float:
             raise TypeError(f"decimals must be an int from 0 to 12, got {decimals!r}")
         if not 0 <= int(decimals) <= 12:
             raise ValueError(f"decimals must be from 0 to 12, got {int(decimals)}")
-    if isinstance(value, bool) or hasattr(value, "dtype") and getattr(value, "dtype").kind == "b":
-        raise TypeError(f"a glued number must be an int or a float, not the boolean {value!r}")
+    if (
+        isinstance(value, bool)
+        or hasattr(value, "dtype")
+        and getattr(value, "dtype").kind == "b"
+    ):
+        raise TypeError(
+            f"a glued number must be an int or a float, not the boolean {value!r}"
+        )
     if isinstance(value, numbers.Integral):
         return int(value)
     if not isinstance(value, numbers.Real):
-        raise TypeError(f"a glued number must be an int or a float, got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"a glued number must be an int or a float, got {type(value).__name__} {value!r}"
+        )
     number = float(value)
     if not math.isfinite(number):
         raise ValueError(f"a glued number must be finite, got {number!r}")
     if decimals is None:
-        raise TypeError(f"the float {number!r} must be rounded before it is glued: pass decimals=N, the number of "
-                        "decimals the prose shows (its repr differs in the last digits between machines)")
+        raise TypeError(
+            f"the float {number!r} must be rounded before it is glued: pass decimals=N, the number of "
+            "decimals the prose shows (its repr differs in the last digits between machines)"
+        )
     number = round(number, int(decimals))
     return 0.0 if number == 0 else number
 
 
 def _store(name: str, value: object, decimals: int | None) -> None:
     if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"a glue name must be a Python identifier (letters, digits, _), got {name!r}")
-    from IPython.display import display  # imported here: the package works without IPython
+        raise ValueError(
+            f"a glue name must be a Python identifier (letters, digits, _), got {name!r}"
+        )
+    from IPython.display import (
+        display,
+    )  # imported here: the package works without IPython
 
-    metadata = {"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}, "ragbook": {"decimals": decimals}}
+    metadata = {
+        "scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX},
+        "ragbook": {"decimals": decimals},
+    }
     display({GLUE_PREFIX + "text/plain": repr(value)}, raw=True, metadata=metadata)
 
 
@@ -113,18 +142,24 @@ def glue_number(name: str, value: object, decimals: int | None = None) -> None:
 def glue_text(name: str, text: str) -> None:
     """Glue words under ``name``; a number belongs in :func:`glue_number`, which rounds it."""
     if not isinstance(text, str):
-        raise TypeError(f"glue_text glues a str; got {type(text).__name__} {text!r} (numbers go through glue_number)")
+        raise TypeError(
+            f"glue_text glues a str; got {type(text).__name__} {text!r} (numbers go through glue_number)"
+        )
     _store(name, text, None)
 
 
-def ranked(pairs: Iterable[tuple[object, object]], decimals: int, n: int | None = None) -> list[tuple[object, float]]:
+def ranked(
+    pairs: Iterable[tuple[object, object]], decimals: int, n: int | None = None
+) -> list[tuple[object, float]]:
     """``(name, score)`` pairs as a chapter prints them: scores rounded, highest first, ties by name.
 
     Two scores that agree to ``decimals`` places are printed as equal, so they are ordered by name (or id),
     not by last bits that differ between machines. Ask the package for a few more pairs than you print, so
     that a near-tie at the cut-off is decided here too; ``n`` keeps the first ``n`` after ordering.
     """
-    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0):
+    if n is not None and (
+        isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0
+    ):
         raise ValueError(f"n must be a whole number >= 0 or None, got {n!r}")
     rows = [(name, rounded(score, decimals)) for name, score in pairs]
     rows.sort(key=lambda row: (-row[1], row[0]))

@@ -6,6 +6,7 @@ retriever are rebuilt, so no deleted or superseded text can be found. BM25's idf
 on every chunk, and this book's BM25 stores weights that already include them, so any change means
 rebuilding the sparse index; its cost grows with the collection.
 """
+
 from __future__ import annotations
 
 import time
@@ -51,8 +52,11 @@ class DocumentStore:
     holds the duration of the last one; ``history`` lists every change as (action, document id, version).
     """
 
-    def __init__(self, chunker: Callable[[Sequence[Document]], list[Chunk]] | None = None,
-                 retriever: Callable[[list[str]], object] | None = None):
+    def __init__(
+        self,
+        chunker: Callable[[Sequence[Document]], list[Chunk]] | None = None,
+        retriever: Callable[[list[str]], object] | None = None,
+    ):
         for name, value in (("chunker", chunker), ("retriever", retriever)):
             if value is not None and not callable(value):
                 raise TypeError(f"{name} must be a function or None, got {value!r}")
@@ -98,17 +102,25 @@ class DocumentStore:
         """Add new documents (one rebuild for all of them); an id already in the store is an error."""
         if isinstance(documents, OrgDocument):
             batch = [documents]
-        elif isinstance(documents, Iterable) and not isinstance(documents, (str, Document)):
+        elif isinstance(documents, Iterable) and not isinstance(
+            documents, (str, Document)
+        ):
             batch = list(documents)
         else:
-            raise TypeError(f"the store keeps OrgDocument objects (metadata and text), got {type(documents).__name__}")
+            raise TypeError(
+                f"the store keeps OrgDocument objects (metadata and text), got {type(documents).__name__}"
+            )
         ids = [self._checked(d).id for d in batch]
         if len(set(ids)) != len(ids):
-            raise ValueError("the batch holds two documents with the same id; add the first, then replace it")
+            raise ValueError(
+                "the batch holds two documents with the same id; add the first, then replace it"
+            )
         for doc_id in ids:
             if doc_id in self._current:
-                raise ValueError(f"the store already holds {doc_id!r} (version {self._current[doc_id].meta.version}); "
-                                 "use replace to store a new version")
+                raise ValueError(
+                    f"the store already holds {doc_id!r} (version {self._current[doc_id].meta.version}); "
+                    "use replace to store a new version"
+                )
         for d in batch:
             self._store(d, "add")
         self._rebuild()
@@ -118,10 +130,14 @@ class DocumentStore:
         self._checked(document)
         old = self._current.get(document.id)
         if old is None:
-            raise ValueError(f"the store holds no document {document.id!r} to replace; use add")
+            raise ValueError(
+                f"the store holds no document {document.id!r} to replace; use add"
+            )
         if document.meta.version <= old.meta.version:
-            raise ValueError(f"version {document.meta.version} of {document.id!r} does not supersede the stored "
-                             f"version {old.meta.version}; a replacement needs a higher version")
+            raise ValueError(
+                f"version {document.meta.version} of {document.id!r} does not supersede the stored "
+                f"version {old.meta.version}; a replacement needs a higher version"
+            )
         self._store(document, "replace")
         self._rebuild()
 
@@ -137,7 +153,9 @@ class DocumentStore:
     @staticmethod
     def _checked(document: OrgDocument) -> OrgDocument:
         if not isinstance(document, OrgDocument):
-            raise TypeError(f"the store keeps OrgDocument objects (metadata and text), got {type(document).__name__}")
+            raise TypeError(
+                f"the store keeps OrgDocument objects (metadata and text), got {type(document).__name__}"
+            )
         return document
 
     def _store(self, document: OrgDocument, action: str) -> None:
@@ -149,12 +167,18 @@ class DocumentStore:
         start = time.perf_counter()
         chunks = [c for doc_id in self._current for c in self._chunks[doc_id]]
         self.chunks = [replace(c, id=i) for i, c in enumerate(chunks)]
-        self.retriever = self.make_retriever([c.indexed_text for c in self.chunks]) if self.chunks else None
+        self.retriever = (
+            self.make_retriever([c.indexed_text for c in self.chunks])
+            if self.chunks
+            else None
+        )
         self.rebuilds += 1
         self.rebuild_seconds = time.perf_counter() - start
 
     # -- searching ----------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]:
+    def search(
+        self, query: str, k: int = 10, allowed: Iterable[int] | None = None
+    ) -> list[Hit]:
         """The top k of the current chunks, as hits (the contract of :mod:`ragbook.retrieval`).
 
         ``allowed`` holds ids of current chunks (:meth:`allowed` gives a user's); it filters before ranking.
@@ -174,14 +198,37 @@ class DocumentStore:
         found = []
         for hit in hits:
             chunk = self.chunks[hit.chunk_id]
-            found.append(StoreHit(hit.rank, hit.score, chunk, meta[chunk.doc_id].version, meta[chunk.doc_id].access))
+            found.append(
+                StoreHit(
+                    hit.rank,
+                    hit.score,
+                    chunk,
+                    meta[chunk.doc_id].version,
+                    meta[chunk.doc_id].access,
+                )
+            )
         return found
 
-    def answer(self, question: str, user: User, generator: Callable[[Prompt], str], k: int = 5,
-               budget: int | None = None, count: Callable[[str], int] = count_tokens) -> Answer:
+    def answer(
+        self,
+        question: str,
+        user: User,
+        generator: Callable[[Prompt], str],
+        k: int = 5,
+        budget: int | None = None,
+        count: Callable[[str], int] = count_tokens,
+    ) -> Answer:
         """:func:`~ragbook.pipeline.answer_question` over the current chunks that ``user`` may read."""
         question = validate.query(question, "question", terms=False)
         if self.retriever is None:
             raise ValueError("the store holds no documents to answer from")
-        return answer_question(question, self.chunks, self.retriever, generator, k, budget,
-                               count, allowed=self.allowed(user))
+        return answer_question(
+            question,
+            self.chunks,
+            self.retriever,
+            generator,
+            k,
+            budget,
+            count,
+            allowed=self.allowed(user),
+        )

@@ -9,6 +9,7 @@ retrieval compares the two, so they must be cut into terms the same way.
 - ``split_sentences``: sentence ranges that know abbreviations, initials and decimal points.
 - ``contains_phrase``: whether a phrase occurs as consecutive tokens.
 """
+
 from __future__ import annotations
 
 import re
@@ -55,9 +56,20 @@ ABBREVIATIONS: frozenset[str] = frozenset(
 
 _QUOTES_AND_DASHES = str.maketrans(
     {
-        "\u2018": "'", "\u2019": "'", "\u201b": "'", "\u2032": "'",
-        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"',
-        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u2033": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
     }
 )
 
@@ -122,7 +134,11 @@ class Analyzer:
     the book keeps stemming off, and the benchmark of chapter 5 turns it on. Numbers are never stemmed.
     """
 
-    def __init__(self, stopwords: frozenset[str] | set[str] = STOPWORDS, stemmer: str | None = None):
+    def __init__(
+        self,
+        stopwords: frozenset[str] | set[str] = STOPWORDS,
+        stemmer: str | None = None,
+    ):
         self.stopwords = frozenset(validate.texts(stopwords, "stopwords"))
         if stemmer is not None:
             validate.text(stemmer, "stemmer")
@@ -132,12 +148,16 @@ class Analyzer:
             try:
                 import Stemmer
             except ImportError as error:
-                raise ImportError("stemming needs the PyStemmer package: pip install 'ragbook[stem]'") from error
+                raise ImportError(
+                    "stemming needs the PyStemmer package: pip install 'ragbook[stem]'"
+                ) from error
             try:
                 self._stem = Stemmer.Stemmer(stemmer).stemWord
             except KeyError as error:
                 known = ", ".join(sorted(Stemmer.algorithms()))
-                raise ValueError(f"unknown stemmer {stemmer!r}; PyStemmer knows: {known}") from error
+                raise ValueError(
+                    f"unknown stemmer {stemmer!r}; PyStemmer knows: {known}"
+                ) from error
 
     def __call__(self, text: str) -> list[str]:
         terms = [t for t in tokenize(text) if t not in self.stopwords]
@@ -161,7 +181,9 @@ class Sentence:
 
 # A candidate boundary: terminal punctuation, optional closing quotes or brackets, then whitespace.
 _BOUNDARY = re.compile(r"[.!?]+['\"\u2019\u201d)\]]*(?=\s)")
-PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")  # a blank line (spaces or tabs allowed) between paragraphs
+PARAGRAPH_BREAK = re.compile(
+    r"\n[ \t]*\n"
+)  # a blank line (spaces or tabs allowed) between paragraphs
 
 
 def _ends_sentence(text: str, stop: int, end: int) -> bool:
@@ -169,7 +191,11 @@ def _ends_sentence(text: str, stop: int, end: int) -> bool:
     if text[stop] != ".":
         return True  # ! and ? always end a sentence
     word_start = stop
-    while word_start > 0 and not text[word_start - 1].isspace() and text[word_start - 1] not in "(\"'":
+    while (
+        word_start > 0
+        and not text[word_start - 1].isspace()
+        and text[word_start - 1] not in "(\"'"
+    ):
         word_start -= 1
     word = text[word_start:stop]
     if len(word) == 1 and word.isalpha() and word.isupper():
@@ -223,7 +249,9 @@ def contains_phrase(text: str, phrase: str) -> bool:
     """
     needle = tokenize(phrase)
     if not needle:
-        raise ValueError(f"contains_phrase needs a phrase with at least one word or number, got {phrase!r}")
+        raise ValueError(
+            f"contains_phrase needs a phrase with at least one word or number, got {phrase!r}"
+        )
     hay = tokenize(text)
     n = len(needle)
     return any(hay[i : i + n] == needle for i in range(len(hay) - n + 1))

@@ -9,6 +9,7 @@ the L centroids, and only the vectors of the p closest lists are scanned:
 
 Rankings follow the same rules as the sparse retrievers: score descending, ties by id ascending.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -37,9 +38,13 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """a.b / (|a| |b|) for two non-zero vectors of the same dimension; raises otherwise."""
     a, b = validate.finite_array(a, "a"), validate.finite_array(b, "b")
     if a.ndim != 1 or b.ndim != 1:
-        raise ValueError(f"cosine takes two vectors, got arrays of shapes {a.shape} and {b.shape}")
+        raise ValueError(
+            f"cosine takes two vectors, got arrays of shapes {a.shape} and {b.shape}"
+        )
     if a.shape != b.shape:
-        raise ValueError(f"vectors of different dimensions: {a.shape[0]} and {b.shape[0]}")
+        raise ValueError(
+            f"vectors of different dimensions: {a.shape[0]} and {b.shape[0]}"
+        )
     denominator = np.linalg.norm(a) * np.linalg.norm(b)
     if denominator == 0:
         raise ValueError("cosine is undefined for a zero vector")
@@ -50,9 +55,13 @@ def unit_rows(vectors: np.ndarray, dtype=np.float32) -> np.ndarray:
     """The rows of ``vectors`` divided by their Euclidean lengths; a zero row is an error, not a guess."""
     matrix = validate.finite_array(vectors, "vectors")
     if matrix.ndim != 2:
-        raise ValueError(f"expected a 2-D array of vectors (one per row), got shape {matrix.shape}")
+        raise ValueError(
+            f"expected a 2-D array of vectors (one per row), got shape {matrix.shape}"
+        )
     if matrix.shape[0] == 0 or matrix.shape[1] == 0:
-        raise ValueError(f"expected at least one vector of at least one dimension, got shape {matrix.shape}")
+        raise ValueError(
+            f"expected at least one vector of at least one dimension, got shape {matrix.shape}"
+        )
     return _unit(matrix, dtype)
 
 
@@ -61,7 +70,9 @@ def _unit(matrix: np.ndarray, dtype=np.float32) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1)
     if not norms.all():
         zero = np.flatnonzero(norms == 0)
-        raise ValueError(f"row {zero[0]} is a zero vector, which has no direction; {zero.size} zero rows in all")
+        raise ValueError(
+            f"row {zero[0]} is a zero vector, which has no direction; {zero.size} zero rows in all"
+        )
     return (matrix / norms[:, None]).astype(dtype)
 
 
@@ -77,7 +88,10 @@ class SearchResult:
         """The (id, score) pairs of one query, best first, without the padding of short results."""
         row = validate.whole(row, "row", minimum=0, maximum=self.ids.shape[0] - 1)
         keep = self.ids[row] >= 0
-        return [(int(i), float(s)) for i, s in zip(self.ids[row][keep], self.scores[row][keep])]
+        return [
+            (int(i), float(s))
+            for i, s in zip(self.ids[row][keep], self.scores[row][keep])
+        ]
 
 
 def _queries(queries: np.ndarray, dimension: int) -> np.ndarray:
@@ -85,7 +99,9 @@ def _queries(queries: np.ndarray, dimension: int) -> np.ndarray:
     if q.ndim == 1:
         q = q[None, :]
     if q.ndim != 2 or q.shape[1] != dimension:
-        raise ValueError(f"queries must have {dimension} dimensions like the indexed vectors, got shape {np.shape(queries)}")
+        raise ValueError(
+            f"queries must have {dimension} dimensions like the indexed vectors, got shape {np.shape(queries)}"
+        )
     return _unit(q.astype(np.float64))
 
 
@@ -126,12 +142,20 @@ def _exact_scores(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     The result depends only on the two vectors, never on where they sit in a batch or in the index, so
     identical vectors get identical scores and a query gets the same scores alone or in a batch.
     """
-    products = np.multiply(queries, vectors, dtype=np.float64, order="C")  # C order: one summation order
+    products = np.multiply(
+        queries, vectors, dtype=np.float64, order="C"
+    )  # C order: one summation order
     return products.sum(axis=-1).astype(np.float32)
 
 
-def _top_rows(scores: np.ndarray, ids: np.ndarray, k: int, queries: np.ndarray, vectors: np.ndarray,
-              positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _top_rows(
+    scores: np.ndarray,
+    ids: np.ndarray,
+    k: int,
+    queries: np.ndarray,
+    vectors: np.ndarray,
+    positions: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Top k of each row of ``scores`` (candidates ``ids``), by score descending then id ascending.
 
     ``scores`` come from a matrix product, whose float32 results for one pair of vectors differ in the last
@@ -148,13 +172,20 @@ def _top_rows(scores: np.ndarray, ids: np.ndarray, k: int, queries: np.ndarray, 
     m, n = scores.shape
     take = min(k, n)
     if take == 0 or m == 0:
-        return np.full((m, k), -1, dtype=np.int64), np.full((m, k), -np.inf, dtype=np.float32)
+        return np.full((m, k), -1, dtype=np.int64), np.full(
+            (m, k), -np.inf, dtype=np.float32
+        )
     slack = _slack(queries.shape[1])
     blocks = n // _BLOCK
     if blocks >= 4 * take:
         full = blocks * _BLOCK
         maxima = scores[:, :full].reshape(m, blocks, _BLOCK).max(axis=2)
-        limit = np.partition(maxima, blocks - take, axis=1)[:, blocks - take].astype(np.float64) - slack
+        limit = (
+            np.partition(maxima, blocks - take, axis=1)[:, blocks - take].astype(
+                np.float64
+            )
+            - slack
+        )
         # only the blocks whose maximum reaches the limit hold candidates, and the entries after the last block
         block_rows, block_numbers = np.nonzero(maxima >= limit[:, None])
         rows = np.repeat(block_rows, _BLOCK)
@@ -164,13 +195,21 @@ def _top_rows(scores: np.ndarray, ids: np.ndarray, k: int, queries: np.ndarray, 
         rows = np.concatenate([rows[reach], tail_rows])
         columns = np.concatenate([columns[reach], tail_columns + full])
     else:
-        kth = np.partition(scores, n - take, axis=1)[:, n - take] if take < n else np.full(m, -np.inf)
+        kth = (
+            np.partition(scores, n - take, axis=1)[:, n - take]
+            if take < n
+            else np.full(m, -np.inf)
+        )
         rows, columns = np.nonzero(scores >= (kth.astype(np.float64) - slack)[:, None])
-    exact = _exact_scores(queries[rows], vectors[columns if positions is None else positions[columns]])
+    exact = _exact_scores(
+        queries[rows], vectors[columns if positions is None else positions[columns]]
+    )
     return _rank(rows, ids[columns], exact, m, k)
 
 
-def _rank(rows: np.ndarray, ids: np.ndarray, scores: np.ndarray, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _rank(
+    rows: np.ndarray, ids: np.ndarray, scores: np.ndarray, m: int, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The k best candidates of each of m queries, by score descending then id ascending, padded with id -1.
 
     Candidate j belongs to query ``rows[j]``, has id ``ids[j]`` and the (exact) score ``scores[j]``.
@@ -205,7 +244,9 @@ class ExactIndex:
         ids, best = _top_rows(scores, np.arange(self.n), k, q, self.vectors)
         return SearchResult(ids, best, np.full(q.shape[0], self.n, dtype=np.int64))
 
-    def search_one(self, query: np.ndarray, k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
+    def search_one(
+        self, query: np.ndarray, k: int = 10, allowed: Iterable[int] | None = None
+    ) -> list[tuple[int, float]]:
         """One query's top k as (id, score) pairs; ``allowed`` restricts the candidates before ranking.
 
         The ids and scores are those of :meth:`search_batch` for the same query, whatever the batch.
@@ -213,14 +254,18 @@ class ExactIndex:
         k = validate.k(k)
         q = _queries(query, self.dimension)
         if q.shape[0] != 1:
-            raise ValueError(f"search_one takes one query vector, got {q.shape[0]}; use search_batch for a batch")
+            raise ValueError(
+                f"search_one takes one query vector, got {q.shape[0]}; use search_batch for a batch"
+            )
         if allowed is None:
             candidates = np.arange(self.n)
             scores = self.vectors @ q[0]
         else:
             candidates = _candidates(self.n, allowed)
             scores = (self.vectors @ q[0])[candidates]
-        ids, best = _top_rows(scores[None, :], candidates, k, q, self.vectors, positions=candidates)
+        ids, best = _top_rows(
+            scores[None, :], candidates, k, q, self.vectors, positions=candidates
+        )
         return SearchResult(ids, best, np.array([candidates.size])).ranking(0)
 
     @property
@@ -228,8 +273,13 @@ class ExactIndex:
         return self.vectors.nbytes
 
 
-def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, seed: int = 0,
-                     sample: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def spherical_kmeans(
+    vectors: np.ndarray,
+    clusters: int,
+    iterations: int = 20,
+    seed: int = 0,
+    sample: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Spherical k-means on unit vectors: maximise the sum of each vector's cosine with its centroid.
 
     Centroids start at distinct random vectors (seeded). Each iteration assigns every vector to the centroid
@@ -243,7 +293,9 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
     n = x.shape[0]
     clusters = validate.whole(clusters, "clusters")
     if not 1 <= clusters <= n:
-        raise ValueError(f"the number of clusters must be between 1 and the number of vectors ({n}), got {clusters!r}")
+        raise ValueError(
+            f"the number of clusters must be between 1 and the number of vectors ({n}), got {clusters!r}"
+        )
     iterations = validate.k(iterations, "iterations")
     seed = validate.count(seed, "seed")
     rng = np.random.default_rng(seed)
@@ -251,7 +303,9 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
     if sample is not None:
         sample = validate.whole(sample, "sample")
         if sample < clusters:
-            raise ValueError(f"a sample of {sample} vectors cannot train {clusters} clusters; give at least {clusters}")
+            raise ValueError(
+                f"a sample of {sample} vectors cannot train {clusters} clusters; give at least {clusters}"
+            )
         if sample < n:
             train = x[np.sort(rng.choice(n, size=sample, replace=False))]
     m = train.shape[0]
@@ -269,7 +323,9 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
             np.add.at(sums, new, train64)  # the sum of each cluster's vectors
             empty = np.flatnonzero(sizes == 0)
             if empty.size:
-                donors = iter(np.argsort(best, kind="stable").tolist())  # worst served first
+                donors = iter(
+                    np.argsort(best, kind="stable").tolist()
+                )  # worst served first
                 for cluster in empty:
                     donor = next(i for i in donors if sizes[new[i]] > 1)
                     sizes[new[donor]] -= 1
@@ -302,7 +358,10 @@ def ivf_cost(n, lists, probes):
 
 def optimal_lists(n, probes):
     """The L minimising L + p N / L: setting the derivative 1 - p N / L^2 to zero gives L = sqrt(p N)."""
-    best = np.sqrt(validate.at_least_one(probes, "probes") * validate.at_least_one(n, "the number of vectors"))
+    best = np.sqrt(
+        validate.at_least_one(probes, "probes")
+        * validate.at_least_one(n, "the number of vectors")
+    )
     return float(best) if best.ndim == 0 else best
 
 
@@ -313,13 +372,25 @@ class IVFIndex:
     every vector) for at most ``iterations`` rounds; then every vector goes to its nearest centroid.
     """
 
-    def __init__(self, vectors: np.ndarray, lists: int, iterations: int = 20, seed: int = 0,
-                 sample_per_list: int | None = 256):
+    def __init__(
+        self,
+        vectors: np.ndarray,
+        lists: int,
+        iterations: int = 20,
+        seed: int = 0,
+        sample_per_list: int | None = 256,
+    ):
         x = unit_rows(vectors)
         self.n, self.dimension = x.shape
         lists = validate.whole(lists, "lists")
-        sample = None if sample_per_list is None else validate.k(sample_per_list, "sample_per_list") * lists
-        self.centroids, assignment = spherical_kmeans(x, lists, iterations, seed, sample)
+        sample = (
+            None
+            if sample_per_list is None
+            else validate.k(sample_per_list, "sample_per_list") * lists
+        )
+        self.centroids, assignment = spherical_kmeans(
+            x, lists, iterations, seed, sample
+        )
         self.lists = lists
         # store the vectors list by list: list l is the block of rows offsets[l]:offsets[l + 1], read in place
         # by a matrix product, and order maps a row back to its id
@@ -332,7 +403,9 @@ class IVFIndex:
     def list_sizes(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    def search_batch(self, queries: np.ndarray, k: int = 10, probes: int = 1) -> SearchResult:
+    def search_batch(
+        self, queries: np.ndarray, k: int = 10, probes: int = 1
+    ) -> SearchResult:
         """Search a matrix of query vectors, one query per row (a single vector counts as one row).
 
         Returns a :class:`SearchResult` of arrays: row i holds the k best of the vectors in query i's
@@ -342,22 +415,30 @@ class IVFIndex:
         k = validate.k(k)
         probes = validate.whole(probes, "probes")
         if not 1 <= probes <= self.lists:
-            raise ValueError(f"probes must be between 1 and the number of lists ({self.lists}), got {probes!r}")
+            raise ValueError(
+                f"probes must be between 1 and the number of lists ({self.lists}), got {probes!r}"
+            )
         q = _queries(queries, self.dimension)
         m = q.shape[0]
         if m == 1:
-            nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[:, :probes]
+            nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[
+                :, :probes
+            ]
             rows, positions, approximate, kth = self._scan_one(q, nearest, k)
         else:
             with _one_blas_thread():
-                nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[:, :probes]
+                nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[
+                    :, :probes
+                ]
                 rows, positions, approximate, kth = self._scan_by_list(q, nearest, k)
         # keep what can still be in the top k (see _top_rows), score it exactly, rank it
         keep = approximate >= (kth - np.float32(_slack(self.dimension)))[rows]
         rows, positions = rows[keep], positions[keep]
         exact = _exact_scores(q[rows], self.vectors[positions])
         ids, scores = _rank(rows, self.order[positions], exact, m, k)
-        return SearchResult(ids, scores, self.lists + self.list_sizes[nearest].sum(axis=1))
+        return SearchResult(
+            ids, scores, self.lists + self.list_sizes[nearest].sum(axis=1)
+        )
 
     def _scan_by_list(self, q, nearest, k):
         """Score the probed lists list by list: all the queries that probe list l against its slice at once.
@@ -368,18 +449,28 @@ class IVFIndex:
         """
         m, probes = nearest.shape
         slack = np.float32(_slack(self.dimension))
-        pairs = np.argsort(nearest.ravel(), kind="stable")  # (query, probe) pairs, grouped by list
+        pairs = np.argsort(
+            nearest.ravel(), kind="stable"
+        )  # (query, probe) pairs, grouped by list
         rows = pairs // probes
-        q_pairs = q[rows]  # row j: the query of pair j, so that the queries of a list are one slice
-        bounds = np.searchsorted(nearest.ravel()[pairs], np.arange(self.lists + 1)).tolist()
+        q_pairs = q[
+            rows
+        ]  # row j: the query of pair j, so that the queries of a list are one slice
+        bounds = np.searchsorted(
+            nearest.ravel()[pairs], np.arange(self.lists + 1)
+        ).tolist()
         offsets = self.offsets.tolist()
-        best = np.full((m * probes, k), -np.inf, dtype=np.float32)  # each pair's k best scores
+        best = np.full(
+            (m * probes, k), -np.inf, dtype=np.float32
+        )  # each pair's k best scores
         found_pairs, found_positions, found_scores = [], [], []
         for l in range(self.lists):
             lo, hi, a, b = bounds[l], bounds[l + 1], offsets[l], offsets[l + 1]
             if lo == hi or a == b:
                 continue
-            scores = self.vectors[a:b] @ q_pairs[lo:hi].T  # column j: pair lo + j against every vector of list l
+            scores = (
+                self.vectors[a:b] @ q_pairs[lo:hi].T
+            )  # column j: pair lo + j against every vector of list l
             if b - a > k:
                 top = np.partition(scores, b - a - k, axis=0)[b - a - k :]
                 best[lo:hi] = top.T
@@ -392,18 +483,33 @@ class IVFIndex:
             found_scores.append(scores[c, r])
         by_query = np.empty_like(best)
         by_query[pairs] = best
-        kth = np.partition(by_query.reshape(m, probes * k), (probes - 1) * k, axis=1)[:, (probes - 1) * k]
+        kth = np.partition(by_query.reshape(m, probes * k), (probes - 1) * k, axis=1)[
+            :, (probes - 1) * k
+        ]
         if not found_pairs:  # every probed list is empty
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32), kth
-        return (rows[np.concatenate(found_pairs)], np.concatenate(found_positions), np.concatenate(found_scores),
-                kth)
+            return (
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int64),
+                np.zeros(0, np.float32),
+                kth,
+            )
+        return (
+            rows[np.concatenate(found_pairs)],
+            np.concatenate(found_positions),
+            np.concatenate(found_scores),
+            kth,
+        )
 
     def _scan_one(self, q, nearest, k):
         """The same for a single query, without the grouping: one matrix-vector product per probed list."""
         bounds = self.offsets.tolist()
         spans = [(bounds[l], bounds[l + 1]) for l in nearest[0].tolist()]
         scores = np.concatenate([self.vectors[a:b] @ q[0] for a, b in spans])
-        kth = np.partition(scores, scores.size - k)[scores.size - k] if scores.size > k else -np.inf
+        kth = (
+            np.partition(scores, scores.size - k)[scores.size - k]
+            if scores.size > k
+            else -np.inf
+        )
         columns = np.flatnonzero(scores >= kth - np.float32(_slack(self.dimension)))
         # column c of the scores is in span s, at position start_s + (c - where span s begins in the scores)
         starts, stops = np.array(spans).T
@@ -411,8 +517,18 @@ class IVFIndex:
         ends = np.cumsum(lengths)
         span = np.searchsorted(ends, columns, side="right")
         positions = starts[span] + columns - (ends - lengths)[span]
-        return np.zeros(columns.size, dtype=np.int64), positions, scores[columns], np.full(1, kth, dtype=np.float32)
+        return (
+            np.zeros(columns.size, dtype=np.int64),
+            positions,
+            scores[columns],
+            np.full(1, kth, dtype=np.float32),
+        )
 
     @property
     def nbytes(self) -> int:
-        return self.vectors.nbytes + self.centroids.nbytes + self.order.nbytes + self.offsets.nbytes
+        return (
+            self.vectors.nbytes
+            + self.centroids.nbytes
+            + self.order.nbytes
+            + self.offsets.nbytes
+        )

@@ -5,6 +5,7 @@ and those of its functions, classes and methods) must name a chapter whose sourc
 imports or mentions ``ragbook.X`` or shows the source of one of its objects with ``show_source``. A chapter
 that runs ``python -m ragbook`` uses the command-line modules, ``ragbook.__main__`` and ``ragbook.cli``.
 """
+
 import ast
 import importlib
 import inspect
@@ -19,12 +20,19 @@ CHAPTERS = ROOT / "chapters"
 
 # "chapter 9", "Chapter 3", "chapters 6 and 7", "chapters 3, 4 and 9"
 REFERENCE = re.compile(r"\b[Cc]hapters?\s+(\d+(?:(?:\s*,\s*|\s+and\s+)\d+)*)")
-IMPORT_FROM = re.compile(r"^\s*from\s+ragbook(?:\.(\w+))?\s+import\s+\(?([^)\n]*(?:\n[^)\n]*)*?)\)?\s*$", re.M)
+IMPORT_FROM = re.compile(
+    r"^\s*from\s+ragbook(?:\.(\w+))?\s+import\s+\(?([^)\n]*(?:\n[^)\n]*)*?)\)?\s*$",
+    re.M,
+)
 SHOW_SOURCE = re.compile(r"show_source\(\s*([A-Za-z_][\w.]*)\s*\)")
 
 
 def chapter_numbers(text: str) -> list[int]:
-    return [int(n) for match in REFERENCE.finditer(text) for n in re.findall(r"\d+", match.group(1))]
+    return [
+        int(n)
+        for match in REFERENCE.finditer(text)
+        for n in re.findall(r"\d+", match.group(1))
+    ]
 
 
 def test_reference_pattern_reads_every_form():
@@ -38,7 +46,9 @@ def docstrings(path: Path) -> list[tuple[str, str]]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(
+            node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        ):
             doc = ast.get_docstring(node, clean=False)
             if doc:
                 found.append((getattr(node, "name", "module docstring"), doc))
@@ -84,7 +94,10 @@ def modules_used(source: str) -> set[str]:
     return used
 
 
-USES = {number: modules_used(path.read_text(encoding="utf-8")) for number, path in chapter_files().items()}
+USES = {
+    number: modules_used(path.read_text(encoding="utf-8"))
+    for number, path in chapter_files().items()
+}
 
 
 def test_chapters_are_found_and_use_ragbook():
@@ -103,5 +116,7 @@ def test_docstrings_name_chapters_that_use_the_module(path):
                 wrong.append(f"{where}: chapter {number} does not exist")
             elif module not in USES[number]:
                 name = chapter_files()[number].name
-                wrong.append(f"{where}: chapter {number} ({name}) does not use ragbook.{module}")
+                wrong.append(
+                    f"{where}: chapter {number} ({name}) does not use ragbook.{module}"
+                )
     assert not wrong, f"ragbook/{path.name}:\n  " + "\n  ".join(wrong)

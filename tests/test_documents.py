@@ -1,4 +1,5 @@
 """Documents and sections read from Markdown: ranges, the lead, and clear errors."""
+
 import pytest
 
 from ragbook.documents import parse_markdown, read_folder, read_markdown
@@ -11,7 +12,10 @@ def test_title_lead_and_sections_with_ranges():
     assert doc.id == "mars" and doc.title == "Mars"
     assert [s.heading for s in doc.sections] == ["", "Orbit", "Moons"]
     assert doc.lead.text == "The red planet.\nIt has two moons."
-    assert [s.text for s in doc.sections[1:]] == ["It takes 687 days.", "Phobos and Deimos."]
+    assert [s.text for s in doc.sections[1:]] == [
+        "It takes 687 days.",
+        "Phobos and Deimos.",
+    ]
     for s in doc.sections:
         assert TEXT[s.start : s.end] == s.text and s.doc_id == "mars"
     assert doc.section_at(TEXT.index("687")).heading == "Orbit"

@@ -1,4 +1,5 @@
 """Listings of ragbook's own code for the chapters."""
+
 import inspect
 
 import pytest

@@ -16,6 +16,7 @@ page it checks:
 A full-page screenshot of each page goes to <out>/<page>.png (solutions closed, as a reader first sees it),
 and the intro's notation table to <out>/intro-notation.png.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,15 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH, HEIGHT = 1280, 900
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-default-apps"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+]
 
 # Runs in the page once MathJax has finished: what the reader sees of math, images and code.
 INSPECT = """
@@ -111,7 +119,11 @@ def serve(site: Path):
 
 def site_pages(site: Path) -> list[str]:
     skip = {"_static", "_sources", "_images", "_sphinx_design_static", ".doctrees"}
-    return sorted(str(p.relative_to(site)) for p in site.rglob("*.html") if not skip & set(p.relative_to(site).parts))
+    return sorted(
+        str(p.relative_to(site))
+        for p in site.rglob("*.html")
+        if not skip & set(p.relative_to(site).parts)
+    )
 
 
 def shot_name(page: str) -> str:
@@ -125,7 +137,9 @@ def check_solutions(page, problems: list[str], name: str) -> int:
         solution = solutions.nth(index)
         label = solution.get_attribute("id") or f"solution {index + 1}"
         if "dropdown" not in (solution.get_attribute("class") or "").split():
-            problems.append(f"{name}: {label} is not a dropdown (written without `:class: dropdown`)")
+            problems.append(
+                f"{name}: {label} is not a dropdown (written without `:class: dropdown`)"
+            )
             continue
         body = solution.locator("section").first
         if body.count() == 0:
@@ -136,8 +150,10 @@ def check_solutions(page, problems: list[str], name: str) -> int:
             continue
         solution.locator(".admonition-title").first.click()
         try:
-            page.wait_for_function(f"() => ({VISIBLE})(document.getElementById({json.dumps(label)}).querySelector('section'))",
-                                   timeout=3000)
+            page.wait_for_function(
+                f"() => ({VISIBLE})(document.getElementById({json.dumps(label)}).querySelector('section'))",
+                timeout=3000,
+            )
         except Exception:  # noqa: BLE001 - playwright's timeout: report it as a failed check
             problems.append(f"{name}: {label} did not open on a click")
     return solutions.count()
@@ -153,7 +169,9 @@ def main(argv=None) -> int:
     if not (site / "intro.html").is_file():
         raise SystemExit(f"no built site in {site}: run `make build` first")
     if not Path(args.chromium).is_file():
-        raise SystemExit(f"no Chromium at {args.chromium}: install it with `apt-get install -y chromium` (as root)")
+        raise SystemExit(
+            f"no Chromium at {args.chromium}: install it with `apt-get install -y chromium` (as root)"
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     server = serve(site)
@@ -167,8 +185,12 @@ def main(argv=None) -> int:
     seconds_page: dict[str, float] = {}
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS)
-            context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, service_workers="block")
+            browser = playwright.chromium.launch(
+                executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS
+            )
+            context = browser.new_context(
+                viewport={"width": WIDTH, "height": HEIGHT}, service_workers="block"
+            )
             blocked: list[tuple[str, str, str]] = []
             current = {"page": ""}
 
@@ -178,7 +200,9 @@ def main(argv=None) -> int:
                     if urllib.parse.urlsplit(request.url).hostname == "127.0.0.1":
                         request_route.continue_()
                     else:
-                        blocked.append((current["page"], request.resource_type, request.url))
+                        blocked.append(
+                            (current["page"], request.resource_type, request.url)
+                        )
                         request_route.abort("blockedbyclient")
                 except Exception:  # noqa: BLE001 - a request the page dropped while it navigated away
                     pass
@@ -186,20 +210,47 @@ def main(argv=None) -> int:
             context.route("**/*", route)
             page = context.new_page()
             messages: list[str] = []
-            page.on("console", lambda m: messages.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+            page.on(
+                "console",
+                lambda m: (
+                    messages.append(f"console {m.type}: {m.text}")
+                    if m.type == "error"
+                    else None
+                ),
+            )
             page.on("pageerror", lambda e: messages.append(f"page error: {e}"))
-            page.on("requestfailed", lambda r: messages.append(f"request failed: {r.url} ({r.failure})")
-                    if urllib.parse.urlsplit(r.url).hostname == "127.0.0.1" else None)
-            page.on("response", lambda r: messages.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+            page.on(
+                "requestfailed",
+                lambda r: (
+                    messages.append(f"request failed: {r.url} ({r.failure})")
+                    if urllib.parse.urlsplit(r.url).hostname == "127.0.0.1"
+                    else None
+                ),
+            )
+            page.on(
+                "response",
+                lambda r: (
+                    messages.append(f"HTTP {r.status}: {r.url}")
+                    if r.status >= 400
+                    else None
+                ),
+            )
             for name in pages:
                 current["page"] = name
                 messages.clear()
                 before = len(blocked)
                 page_started = time.monotonic()
-                refresh = re.search(r'http-equiv="refresh" content="\d+; url=([^"]+)"', (site / name).read_text(), re.I)
+                refresh = re.search(
+                    r'http-equiv="refresh" content="\d+; url=([^"]+)"',
+                    (site / name).read_text(),
+                    re.I,
+                )
                 page.goto(base + name, wait_until="load")
                 if refresh:  # index.html: a redirect to the first page, which is checked on its own
-                    page.wait_for_url(urllib.parse.urljoin(base + name, refresh.group(1)), timeout=5000)
+                    page.wait_for_url(
+                        urllib.parse.urljoin(base + name, refresh.group(1)),
+                        timeout=5000,
+                    )
                     totals["pages"] += 1
                     problems += [f"{name}: {m}" for m in messages]
                     continue
@@ -214,28 +265,51 @@ def main(argv=None) -> int:
                 if found["maths"] and found.get("mathjax") != "ok":
                     problems.append(f"{name}: {found.get('mathjax')}")
                 if found["untypesetCount"]:
-                    problems.append(f"{name}: {found['untypesetCount']} formulas not typeset, e.g. {found['untypeset']}")
+                    problems.append(
+                        f"{name}: {found['untypesetCount']} formulas not typeset, e.g. {found['untypeset']}"
+                    )
                 if found["mathErrors"]:
                     problems.append(f"{name}: {found['mathErrors']} MathJax errors")
                 if found["rawTexCount"]:
-                    problems.append(f"{name}: raw TeX in the text {found['rawTexCount']} times, e.g. {found['rawTex']}")
+                    problems.append(
+                        f"{name}: raw TeX in the text {found['rawTexCount']} times, e.g. {found['rawTex']}"
+                    )
                 if found["brokenImages"]:
-                    problems.append(f"{name}: images not loaded: {found['brokenImages']}")
+                    problems.append(
+                        f"{name}: images not loaded: {found['brokenImages']}"
+                    )
                 if found["unhighlighted"]:
-                    problems.append(f"{name}: code blocks without highlighting: {found['unhighlighted']}")
-                if name.startswith("chapters/") and not any("mybinder.org" in link for link in found["launch"]):
+                    problems.append(
+                        f"{name}: code blocks without highlighting: {found['unhighlighted']}"
+                    )
+                if name.startswith("chapters/") and not any(
+                    "mybinder.org" in link for link in found["launch"]
+                ):
                     problems.append(f"{name}: no Binder launch button")
                 page.screenshot(path=str(args.out / shot_name(name)), full_page=True)
                 if name == "intro.html":
-                    page.locator("#notation table").first.screenshot(path=str(args.out / "intro-notation.png"))
+                    page.locator("#notation table").first.screenshot(
+                        path=str(args.out / "intro-notation.png")
+                    )
                 totals["solutions"] += check_solutions(page, problems, name)
                 measured = page.evaluate(OVERFLOW)
-                measured["share"] = round(measured["overflowing"] / measured["blocks"], 3) if measured["blocks"] else 0.0
+                measured["share"] = (
+                    round(measured["overflowing"] / measured["blocks"], 3)
+                    if measured["blocks"]
+                    else 0.0
+                )
                 overflow[name] = measured
                 problems += [f"{name}: {m}" for m in messages]
                 seconds_page[name] = time.monotonic() - page_started
-                print(f"  checked {name} in {seconds_page[name]:.1f} s", file=sys.stderr, flush=True)
-                problems += [f"{name}: loads {kind} from another host: {url}" for _, kind, url in blocked[before:]]
+                print(
+                    f"  checked {name} in {seconds_page[name]:.1f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                problems += [
+                    f"{name}: loads {kind} from another host: {url}"
+                    for _, kind, url in blocked[before:]
+                ]
             browser.close()
     finally:
         server.shutdown()
@@ -260,26 +334,40 @@ def main(argv=None) -> int:
 
     blocks = sum(m["blocks"] for m in overflow.values())
     wide = sum(m["overflowing"] for m in overflow.values())
-    report = {"width": WIDTH, "total": {"blocks": blocks, "overflowing": wide,
-                                        "share": round(wide / blocks, 3) if blocks else 0.0},
-              "pages": overflow}
+    report = {
+        "width": WIDTH,
+        "total": {
+            "blocks": blocks,
+            "overflowing": wide,
+            "share": round(wide / blocks, 3) if blocks else 0.0,
+        },
+        "pages": overflow,
+    }
     (args.out / "overflow.json").write_text(json.dumps(report, indent=1) + "\n")
     seconds = time.monotonic() - started
-    print(f"browser: {totals['pages']} pages, {totals['maths']} formulas, {totals['images']} images, "
-          f"{totals['solutions']} solution dropdowns, {totals['links']} internal links, in {seconds:.0f} s")
-    print(f"<pre> blocks scrolling sideways at {WIDTH} px (reported, not failed): {wide} of {blocks}")
+    print(
+        f"browser: {totals['pages']} pages, {totals['maths']} formulas, {totals['images']} images, "
+        f"{totals['solutions']} solution dropdowns, {totals['links']} internal links, in {seconds:.0f} s"
+    )
+    print(
+        f"<pre> blocks scrolling sideways at {WIDTH} px (reported, not failed): {wide} of {blocks}"
+    )
     for name, m in overflow.items():
         if m["blocks"]:
-            print(f"  {name:45} {m['overflowing']:3} of {m['blocks']:3}  ({m['share']:4.0%})"
-                  f"   page checked in {seconds_page.get(name, 0):.1f} s")
+            print(
+                f"  {name:45} {m['overflowing']:3} of {m['blocks']:3}  ({m['share']:4.0%})"
+                f"   page checked in {seconds_page.get(name, 0):.1f} s"
+            )
     print(f"screenshots and overflow.json in {args.out}")
     for problem in problems:
         print("FAIL", problem)
     if problems:
         print(f"{len(problems)} problems")
         return 1
-    print("every page: math typeset, no console error, nothing from another host, images, links and anchors, "
-          "solutions closed and opening, launch buttons")
+    print(
+        "every page: math typeset, no console error, nothing from another host, images, links and anchors, "
+        "solutions closed and opening, launch buttons"
+    )
     return 0
 
 

@@ -13,6 +13,7 @@ and numpy's own dispatch to the widest SIMD instructions the CPU has. The second
     python tools/cpu_profile.py --show    what runs in this process: BLAS core type and threads, numpy targets;
                                           with --expect-profile, fails unless the second profile took effect
 """
+
 from __future__ import annotations
 
 import sys
@@ -27,7 +28,9 @@ def _dispatch_found() -> list[str]:
 def second_profile() -> dict[str, str]:
     """The environment of the second profile for this machine's CPU."""
     found = _dispatch_found()
-    wide = [target for target in found if target == "X86_V4" or target.startswith("AVX512")]
+    wide = [
+        target for target in found if target == "X86_V4" or target.startswith("AVX512")
+    ]
     disabled = wide or [target for target in found if target == "X86_V3"]
     profile = {"OPENBLAS_CORETYPE": "Sandybridge", "OPENBLAS_NUM_THREADS": "1"}
     if disabled:
@@ -41,15 +44,24 @@ def show(expect_profile: bool) -> int:
     import numpy
     import threadpoolctl
 
-    blas = [pool for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
+    blas = [
+        pool for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"
+    ]
     found = _dispatch_found()
-    print(f"numpy {numpy.__version__}: dispatch targets in use {found or ['baseline only']}; "
-          + "; ".join(f"{pool['internal_api']} {pool['version']} kernel {pool.get('architecture')}, "
-                      f"{pool['num_threads']} threads" for pool in blas))
+    print(
+        f"numpy {numpy.__version__}: dispatch targets in use {found or ['baseline only']}; "
+        + "; ".join(
+            f"{pool['internal_api']} {pool['version']} kernel {pool.get('architecture')}, "
+            f"{pool['num_threads']} threads"
+            for pool in blas
+        )
+    )
     if not expect_profile:
         return 0
     problems = []
-    if not any(str(pool.get("architecture", "")).lower() == "sandybridge" for pool in blas):
+    if not any(
+        str(pool.get("architecture", "")).lower() == "sandybridge" for pool in blas
+    ):
         problems.append("OpenBLAS did not switch to the Sandybridge kernel")
     if any(pool["num_threads"] != 1 for pool in blas):
         problems.append("OpenBLAS runs more than one thread")

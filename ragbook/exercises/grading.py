@@ -5,6 +5,7 @@ runs every hidden case and prints which ones failed and how (the input, the expe
 back, or the exception raised), never the code of a solution. Expected values are written down from hand
 derivation (exact fractions where possible), not computed by ragbook.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,7 +38,9 @@ class Case:
     kwargs: dict = field(default_factory=dict)
 
     def call_text(self, name: str) -> str:
-        parts = [_show(a) for a in self.args] + [f"{k}={_show(v)}" for k, v in self.kwargs.items()]
+        parts = [_show(a) for a in self.args] + [
+            f"{k}={_show(v)}" for k, v in self.kwargs.items()
+        ]
         return f"{name}({', '.join(parts)})"
 
 
@@ -66,7 +69,9 @@ class Verdict:
     def __repr__(self) -> str:
         if self:
             return f"PASS {self.exercise}: all {self.total} hidden cases are right."
-        lines = [f"NOT YET {self.exercise}: {self.passed} of {self.total} hidden cases pass."]
+        lines = [
+            f"NOT YET {self.exercise}: {self.passed} of {self.total} hidden cases pass."
+        ]
         lines += [f"  - {failure}" for failure in self.failures]
         return "\n".join(lines)
 
@@ -90,7 +95,9 @@ def _matches(expected: Any, got: Any, tolerance: float) -> bool:
             got = got.tolist()
         if isinstance(got, bool) or not isinstance(got, (int, float)):
             return False
-        return math.isclose(float(got), float(expected), rel_tol=tolerance, abs_tol=tolerance)
+        return math.isclose(
+            float(got), float(expected), rel_tol=tolerance, abs_tol=tolerance
+        )
     if isinstance(expected, (list, tuple)):
         if hasattr(got, "tolist"):
             got = got.tolist()
@@ -100,7 +107,9 @@ def _matches(expected: Any, got: Any, tolerance: float) -> bool:
     return bool(expected == got)
 
 
-def _run_case(exercise: Exercise, function: Callable, number: int, case: Case) -> str | None:
+def _run_case(
+    exercise: Exercise, function: Callable, number: int, case: Case
+) -> str | None:
     call = case.call_text(exercise.function_name)
     where = f"case {number} ({case.description}): {call}"
     try:
@@ -108,7 +117,11 @@ def _run_case(exercise: Exercise, function: Callable, number: int, case: Case) -
     except Exception as error:  # the reader's code may raise anything; report it
         if isinstance(case.expected, Raises) and isinstance(error, case.expected.error):
             return None
-        wanted = repr(case.expected) if isinstance(case.expected, Raises) else f"expected {_show(case.expected)}"
+        wanted = (
+            repr(case.expected)
+            if isinstance(case.expected, Raises)
+            else f"expected {_show(case.expected)}"
+        )
         return f"{where} {wanted}, but it raised {type(error).__name__}: {error}"
     if isinstance(case.expected, Raises):
         return f"{where} should {case.expected!r} (bad input must be refused), but it returned {_show(got)}"
@@ -137,11 +150,15 @@ def check(name: str, function: Callable) -> Verdict:
         known = ", ".join(sorted(EXERCISES))
         raise KeyError(f"no exercise named {name!r}; the exercises are: {known}")
     if not callable(function):
-        raise TypeError(f"check needs the function you wrote, got {type(function).__name__}")
+        raise TypeError(
+            f"check needs the function you wrote, got {type(function).__name__}"
+        )
     exercise = EXERCISES[name]
     failures = []
     for number, case in enumerate(exercise.cases, start=1):
         failure = _run_case(exercise, function, number, case)
         if failure is not None:
             failures.append(failure)
-    return Verdict(name, len(exercise.cases) - len(failures), len(exercise.cases), tuple(failures))
+    return Verdict(
+        name, len(exercise.cases) - len(failures), len(exercise.cases), tuple(failures)
+    )
