@@ -1,11 +1,13 @@
-"""Sphinx extension of the ragbook site: MathJax served from the site itself, author-year bibliography labels.
+"""Sphinx extension of the ragbook site: MathJax served from the site itself,
+author-year bibliography labels.
 
-MathJax: the site loads ``_static/mathjax/tex-svg-full.js`` (``mathjax_path`` in ``_config.yml``), one file of
-MathJax 3.2.2 (about 2.2 MB) copied from the pinned ``sphinx-mathjax-offline`` package. The SVG output needs no
-fonts and the "full" build contains every TeX extension, so nothing is fetched from another host.
+MathJax: the site loads ``_static/mathjax/tex-svg-full.js`` (``mathjax_path`` in
+``_config.yml``), one file of MathJax 3.2.2 (about 2.2 MB) copied from the pinned
+``sphinx-mathjax-offline`` package. The SVG output needs no fonts and the "full" build
+contains every TeX extension, so nothing is fetched from another host.
 
-Bibliography: ``bibtex_default_style: authoryear`` labels each entry the way the text cites it,
-"Cormack et al., 2009", sorted by author and year.
+Bibliography: ``bibtex_default_style: authoryear`` labels each entry the way the text
+cites it, "Cormack et al., 2009", sorted by author and year.
 
 Scripts: every page lists each script once (see :func:`drop_duplicate_scripts`).
 """
@@ -57,7 +59,8 @@ def _surnames(person) -> str:
 
 
 class AuthorYearLabelStyle(BaseLabelStyle):
-    """Labels as the author-year citations read: "Robertson and Zaragoza, 2009", "Lewis et al., 2020"."""
+    """Labels as the author-year citations read: "Robertson and Zaragoza, 2009", "Lewis
+    et al., 2020"."""
 
     def format_label(self, entry) -> str:
         persons = entry.persons.get("author") or entry.persons.get("editor") or []
@@ -95,14 +98,16 @@ register_plugin("pybtex.style.formatting", "authoryear", AuthorYearStyle)
 
 
 def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> None:
-    """Each script once: sphinx-thebe's inline configuration is otherwise added twice under Sphinx 7.4, and
-    the second copy fails in the browser ("Identifier 'THEBE_JS_URL' has already been declared")."""
+    """Each script once: sphinx-thebe's inline configuration is otherwise added twice
+    under Sphinx 7.4, and the second copy fails in the browser ("Identifier
+    'THEBE_JS_URL' has already been declared")."""
     scripts = context.get("script_files")
     if not scripts:
         return
     seen, unique = set(), []
     for script in scripts:
-        # an inline script is registered once with filename None and once with "": the same script
+        # an inline script is registered once with filename None and once with "": the
+        # same script
         key = (
             str(getattr(script, "filename", script) or ""),
             tuple(sorted(getattr(script, "attributes", {}).items())),

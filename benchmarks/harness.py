@@ -1,6 +1,7 @@
-"""The benchmarks' shared harness (imported from the scripts' own folder): timing with repeats, the systems
-taking turns, and the spread over the repeats; targets printed MET / NOT MET; plain-text tables and notes for
-the console; the machine and its load; the machine-readable results files (benchmarks/results/*.json)."""
+"""The benchmarks' shared harness (imported from the scripts' own folder): timing with
+repeats, the systems taking turns, and the spread over the repeats; targets printed MET
+/ NOT MET; plain-text tables and notes for the console; the machine and its load; the
+machine-readable results files (benchmarks/results/*.json)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from typing import Callable
 import numpy as np
 
 
-# --- timing ------------------------------------------------------------------------------------------
+# --- timing ---------------------------------------------------------------------------
 
 
 @dataclass
 class Timing:
-    """The wall times of the repeated calls of one function, and the result of its last call."""
+    """The wall times of the repeated calls of one function, and the result of its last
+    call."""
 
     seconds: list[float] = field(default_factory=list)
     result: object = None
@@ -42,7 +44,8 @@ class Timing:
         return self.worst / self.best
 
     def record(self, scale: float = 1.0, unit: str = "s") -> dict:
-        """The figures for a results file, each time multiplied by ``scale`` (e.g. 1e6 / queries)."""
+        """The figures for a results file, each time multiplied by ``scale`` (e.g. 1e6 /
+        queries)."""
         return {
             f"median_{unit}": self.median * scale,
             f"best_{unit}": self.best * scale,
@@ -55,10 +58,11 @@ class Timing:
 def take_turns(
     fns: dict[str, Callable[[], object]], repeats: int, warm_up_below: float = 0.0
 ) -> dict[str, Timing]:
-    """Time every function ``repeats`` times, the functions taking turns (a, b, c, a, b, c, ...), so that a
-    change of load on the machine affects them alike. A function whose fastest call so far is shorter than
-    ``warm_up_below`` seconds gets an untimed call first: thread pools of two libraries compete for the cores,
-    and a library called right after the other one pays to get its threads going again."""
+    """Time every function ``repeats`` times, the functions taking turns (a, b, c, a, b,
+    c, ...), so that a change of load on the machine affects them alike. A function
+    whose fastest call so far is shorter than ``warm_up_below`` seconds gets an untimed
+    call first: thread pools of two libraries compete for the cores, and a library
+    called right after the other one pays to get its threads going again."""
     timings = {name: Timing() for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
@@ -87,7 +91,8 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
 
 
 def turn_ratios(a: Timing, b: Timing) -> dict:
-    """a's time over b's in each turn (both measured in the same round): the median and the range."""
+    """a's time over b's in each turn (both measured in the same round): the median and
+    the range."""
     ratios = np.array(a.seconds) / np.array(b.seconds)
     return {
         "median": float(np.median(ratios)),
@@ -96,7 +101,7 @@ def turn_ratios(a: Timing, b: Timing) -> dict:
     }
 
 
-# --- targets -----------------------------------------------------------------------------------------
+# --- targets --------------------------------------------------------------------------
 
 
 def verdict(met: bool | None) -> str:
@@ -104,7 +109,8 @@ def verdict(met: bool | None) -> str:
 
 
 class Targets:
-    """Targets of one benchmark section: each ``check`` prints its line and keeps a record for the results file."""
+    """Targets of one benchmark section: each ``check`` prints its line and keeps a
+    record for the results file."""
 
     def __init__(self):
         self.records: list[dict] = []
@@ -118,7 +124,8 @@ class Targets:
         absolute: bool = False,
         detail: str = "",
     ) -> bool | None:
-        """``value`` (a ratio with unit "x", or a difference) against ``limit``: met when at most the limit."""
+        """``value`` (a ratio with unit "x", or a difference) against ``limit``: met
+        when at most the limit."""
         met = None if value is None else (abs(value) if absolute else value) <= limit
         shown = (
             "-"
@@ -138,7 +145,8 @@ class Targets:
 
 
 def fmt(value: object) -> str:
-    """A table cell: '-' for None, thousands separators, fewer decimals for larger numbers."""
+    """A table cell: '-' for None, thousands separators, fewer decimals for larger
+    numbers."""
     if value is None:
         return "-"
     if isinstance(value, (float, np.floating)):
@@ -160,7 +168,8 @@ def fmt(value: object) -> str:
 def table(
     headers: list[str], rows: list[list[object]], title: str | None = None
 ) -> None:
-    """Print a table: first column left-aligned, the others right-aligned, a rule under the header."""
+    """Print a table: first column left-aligned, the others right-aligned, a rule under
+    the header."""
     cells = [[str(h) for h in headers]] + [[fmt(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     if title:
@@ -197,7 +206,8 @@ def load() -> str:
 
 
 def cpu_seconds() -> tuple[float, float] | None:
-    """(CPU seconds all processes have been busy, CPU seconds of this process) from /proc/stat; None elsewhere."""
+    """(CPU seconds all processes have been busy, CPU seconds of this process) from
+    /proc/stat; None elsewhere."""
     try:
         with open("/proc/stat", encoding="utf-8") as handle:
             fields = [float(v) for v in handle.readline().split()[1:]]
@@ -211,21 +221,23 @@ def cpu_seconds() -> tuple[float, float] | None:
 
 
 def others_busy(start: tuple[float, float] | None, wall: float) -> float | None:
-    """How many CPUs other processes kept busy, on average, since ``start`` (None without /proc/stat)."""
+    """How many CPUs other processes kept busy, on average, since ``start`` (None
+    without /proc/stat)."""
     end = cpu_seconds()
     if start is None or end is None or wall <= 0:
         return None
     return round(max((end[0] - start[0]) - (end[1] - start[1]), 0.0) / wall, 2)
 
 
-# --- machine-readable results ------------------------------------------------------------------------
+# --- machine-readable results ---------------------------------------------------------
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SCHEMA_VERSION = 1
 
 
 def load_average() -> list[float] | None:
-    """The load average (1, 5, 15 minutes) as numbers, or None where the system does not report it."""
+    """The load average (1, 5, 15 minutes) as numbers, or None where the system does not
+    report it."""
     try:
         return [round(v, 2) for v in os.getloadavg()]
     except (AttributeError, OSError):
@@ -247,7 +259,8 @@ def cpu_model() -> str:
 
 
 def memory_mib() -> float | None:
-    """Total memory of the machine in MiB (MemTotal of /proc/meminfo, else sysconf), or None."""
+    """Total memory of the machine in MiB (MemTotal of /proc/meminfo, else sysconf), or
+    None."""
     try:
         with open("/proc/meminfo", encoding="utf-8") as handle:
             for line in handle:
@@ -277,7 +290,8 @@ def versions(distributions) -> dict[str, str | None]:
 
 
 def source_version() -> dict:
-    """The project's git commit and whether ragbook/ differed from it when the run started (None outside git)."""
+    """The project's git commit and whether ragbook/ differed from it when the run
+    started (None outside git)."""
     import subprocess
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -310,7 +324,8 @@ def source_version() -> dict:
 def run_info(
     benchmark: str, argv: list[str] | None, arguments: dict, distributions
 ) -> dict:
-    """The "run" block of a results file: date, command, machine, versions and the load average at start."""
+    """The "run" block of a results file: date, command, machine, versions and the load
+    average at start."""
     import platform
     from datetime import datetime, timezone
 
@@ -349,8 +364,9 @@ def run_info(
 
 
 def clean(value):
-    """``value`` with numpy scalars and arrays turned into plain JSON numbers and lists, tuples into lists,
-    dict keys into strings; NaN and infinities become None (JSON has no such numbers)."""
+    """``value`` with numpy scalars and arrays turned into plain JSON numbers and lists,
+    tuples into lists, dict keys into strings; NaN and infinities become None (JSON has
+    no such numbers)."""
     if isinstance(value, dict):
         return {str(k): clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -368,8 +384,9 @@ def clean(value):
 
 
 def write_results(path: str, results: dict) -> None:
-    """Write ``results`` as indented JSON to ``path`` atomically: a temporary file in the same folder, then
-    os.replace, so that a reader never sees a half-written file."""
+    """Write ``results`` as indented JSON to ``path`` atomically: a temporary file in
+    the same folder, then os.replace, so that a reader never sees a half-written
+    file."""
     import json
     import tempfile
 

@@ -1,14 +1,17 @@
-"""Render the benchmarks' summary tables from the results files into benchmarks/README.md.
+"""Render the benchmarks' summary tables from the results files into
+benchmarks/README.md.
 
     .venv/bin/python benchmarks/render.py           # rewrite the generated section of README.md
     .venv/bin/python benchmarks/render.py --check   # exit 1 if README.md is not what the results files give
 
-The generated section lies between the two marker comments BEGIN and END below; nothing outside them is
-touched. The tables are built only from benchmarks/results/sparse.json and benchmarks/results/vectors.json
-(standard library only: no benchmark is run, nothing is imported from ragbook).
+The generated section lies between the two marker comments BEGIN and END below; nothing
+outside them is touched. The tables are built only from benchmarks/results/sparse.json
+and benchmarks/results/vectors.json (standard library only: no benchmark is run, nothing
+is imported from ragbook).
 
-DOCUMENTED_KEYS lists the key paths that README.md documents and that tests/test_benchmark_results.py checks in
-the committed files; "*" stands for every key of a dict at that level (every size, every system, ...).
+DOCUMENTED_KEYS lists the key paths that README.md documents and that
+tests/test_benchmark_results.py checks in the committed files; "*" stands for every key
+of a dict at that level (every size, every system, ...).
 """
 
 from __future__ import annotations
@@ -158,8 +161,8 @@ def load_results(folder: str = RESULTS_DIR) -> dict[str, dict]:
 
 
 def missing_keys(data: dict, paths: list[str]) -> list[str]:
-    """The documented key paths absent from ``data`` ("*" expands to every key of a dict; an empty dict or a
-    null where a dict is expected counts as missing)."""
+    """The documented key paths absent from ``data`` ("*" expands to every key of a
+    dict; an empty dict or a null where a dict is expected counts as missing)."""
     missing = []
 
     def walk(node, parts, done):
@@ -181,11 +184,12 @@ def missing_keys(data: dict, paths: list[str]) -> list[str]:
     return missing
 
 
-# --- formatting ----------------------------------------------------------------------------------------
+# --- formatting -----------------------------------------------------------------------
 
 
 def num(value, digits: int = 3) -> str:
-    """A number for a table: '-' for null, thousands separators, about ``digits`` significant digits."""
+    """A number for a table: '-' for null, thousands separators, about ``digits``
+    significant digits."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -250,7 +254,7 @@ def run_lines(name: str, data: dict) -> list[str]:
     return lines + [""]
 
 
-# --- sparse ----------------------------------------------------------------------------------------------
+# --- sparse ---------------------------------------------------------------------------
 
 EFFECTIVENESS_LABELS = {
     "ragbook_analyzer": 'ragbook BM25, `Analyzer(stemmer="english")`',
@@ -377,7 +381,7 @@ def render_sparse(data: dict) -> list[str]:
     return lines
 
 
-# --- vectors ---------------------------------------------------------------------------------------------
+# --- vectors --------------------------------------------------------------------------
 
 
 def render_vectors(data: dict) -> list[str]:
@@ -539,7 +543,8 @@ def render_vectors(data: dict) -> list[str]:
 
 
 def render(results: dict[str, dict]) -> str:
-    """The generated section (marker lines included) for the given parsed results files."""
+    """The generated section (marker lines included) for the given parsed results
+    files."""
     lines = (
         [BEGIN, ""]
         + render_sparse(results["sparse"])

@@ -5,14 +5,18 @@ Run from the project root:
     .venv/bin/python benchmarks/sparse.py /path/to/beir/scifact [--synthetic 100000 1000000] [--skip-synthetic]
         [--output benchmarks/results/sparse.json | --no-output] [--note TEXT]
 
-It prints plain-text tables and writes every figure to a JSON file (default benchmarks/results/sparse.json,
-structure in benchmarks/README.md); the BEIR folder is only read, and no bytecode is written:
+It prints plain-text tables and writes every figure to a JSON file (default
+benchmarks/results/sparse.json, structure in benchmarks/README.md); the BEIR folder is
+only read, and no bytecode is written:
 
-1. effectiveness on the BEIR test split (nDCG@10, R@100, RR@10 with ir_measures on top-1000 runs), beside
-   published figures (hard-coded, taken from the dataset's PROVENANCE.md);
-2. speed and memory on that corpus, with the same tokens for every library: index build time, query
-   throughput at k=10 and k=1000, array bytes, memory retained by the index and peak memory while building;
-3. the same on seeded synthetic Zipf corpora (100,000 and 1,000,000 documents by default).
+1. effectiveness on the BEIR test split (nDCG@10, R@100, RR@10 with ir_measures on
+   top-1000 runs), beside published figures (hard-coded, taken from the dataset's
+   PROVENANCE.md);
+2. speed and memory on that corpus, with the same tokens for every library: index build
+   time, query throughput at k=10 and k=1000, array bytes, memory retained by the index
+   and peak memory while building;
+3. the same on seeded synthetic Zipf corpora (100,000 and 1,000,000 documents by
+   default).
 """
 
 from __future__ import annotations
@@ -67,9 +71,10 @@ RANK_BM25_BUDGET_SECONDS = (
 )
 RANK_BM25_QUERIES = 30
 
-# Published BM25 figures on SciFact's 300 test queries, flat documents (title + " " + text).
-# Source: /work/shared/data/scifact/PROVENANCE.md (which cites Pyserini/Anserini's BEIR regressions, the BEIR
-# paper, Thakur et al. 2021, and bm25s 0.3.16). They are published numbers, NOT computed by this script.
+# Published BM25 figures on SciFact's 300 test queries, flat documents (title + " " +
+# text). Source: /work/shared/data/scifact/PROVENANCE.md (which cites
+# Pyserini/Anserini's BEIR regressions, the BEIR paper, Thakur et al. 2021, and bm25s
+# 0.3.16). They are published numbers, NOT computed by this script.
 PUBLISHED = [
     # (system, nDCG@10, recall@100); None where no figure is published
     (
@@ -88,7 +93,7 @@ PUBLISHED = [
 ]
 
 
-# --- printing ----------------------------------------------------------------------------------------
+# --- printing -------------------------------------------------------------------------
 
 
 def mib(n: float | None) -> float | None:
@@ -99,11 +104,12 @@ def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}x"
 
 
-# --- measuring ---------------------------------------------------------------------------------------
+# --- measuring ------------------------------------------------------------------------
 
 
 def traced(fn) -> tuple[object, int, int]:
-    """Run ``fn`` under tracemalloc: (result, bytes still held afterwards, peak bytes while running)."""
+    """Run ``fn`` under tracemalloc: (result, bytes still held afterwards, peak bytes
+    while running)."""
     gc.collect()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
@@ -132,7 +138,8 @@ def bm25s_nbytes(retriever) -> int:
 
 
 def ragbook_queries(query_lists):
-    # BM25.search refuses an empty term list; a query with no tokens at all gets a term no chunk has.
+    # BM25.search refuses an empty term list; a query with no tokens at all gets a term
+    # no chunk has.
     return [q if q else ["\x00"] for q in query_lists]
 
 
@@ -150,11 +157,12 @@ def distinct(tokens):
     return list(dict.fromkeys(tokens))
 
 
-# --- part 1: effectiveness ---------------------------------------------------------------------------
+# --- part 1: effectiveness ------------------------------------------------------------
 
 
 def evaluate(qrels, qids, doc_ids, rankings) -> dict:
-    """ir_measures aggregates of a run given as, per query, (document index, score) pairs."""
+    """ir_measures aggregates of a run given as, per query, (document index, score)
+    pairs."""
     run = {
         q: {doc_ids[int(i)]: float(s) for i, s in ranking}
         for q, ranking in zip(qids, rankings)
@@ -173,7 +181,8 @@ def load_beir(folder):
 
 
 def bm25s_token_strings(texts, stemmer):
-    """bm25s's default pipeline, with its ids turned back into token strings through the returned vocab."""
+    """bm25s's default pipeline, with its ids turned back into token strings through the
+    returned vocab."""
     tokenized = bm25s.tokenize(
         texts, stopwords="en", stemmer=stemmer, show_progress=False
     )
@@ -231,7 +240,8 @@ def part1(folder):
     run_s = [list(zip(d, s)) for d, s in zip(docs, scores)]
     res_s = evaluate(data.qrels, qids, doc_ids, run_s)
 
-    # b'. ragbook with count_repeats=True: a repeated query token counts once per occurrence, as bm25s does.
+    # b'. ragbook with count_repeats=True: a repeated query token counts once per
+    # occurrence, as bm25s does.
     model_d = BM25.from_tokens(doc_tokens, k1=K1, b=B, count_repeats=True)
 
     def with_repeats(q):
@@ -354,11 +364,12 @@ def part1(folder):
     return doc_tokens, query_tokens, corpus_tokenized, n_tokens, record
 
 
-# --- parts 2 and 3: speed and memory -----------------------------------------------------------------
+# --- parts 2 and 3: speed and memory --------------------------------------------------
 
 
 class Clock:
-    """Predicted cost of a section: one build of each kind, one traced build, QUERY_REPEATS query passes."""
+    """Predicted cost of a section: one build of each kind, one traced build,
+    QUERY_REPEATS query passes."""
 
     def __init__(self):
         self.single_pass = 0.0
@@ -370,7 +381,8 @@ QUERY_REPEATS = (
 
 
 def choose_bm25s_mode(retriever, query_lists) -> tuple[str, dict]:
-    """Time bm25s's documented retrieval paths on the SciFact queries; return the fastest and all timings."""
+    """Time bm25s's documented retrieval paths on the SciFact queries; return the
+    fastest and all timings."""
     modes = {
         "retrieve(batch, n_threads=0)": lambda k: bm25s_batch(
             retriever, query_lists, k, 0
@@ -406,15 +418,17 @@ BM25S_MODES = {
 def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock=None):
     """Build, query and memory measurements; prints the tables and returns the numbers.
 
-    ``repeats``: builds are best of that many; query passes are best of QUERY_REPEATS, the libraries taking
-    turns pass by pass so that a burst of load from elsewhere hits both alike.
+    ``repeats``: builds are best of that many; query passes are best of QUERY_REPEATS,
+    the libraries taking turns pass by pass so that a burst of load from elsewhere hits
+    both alike.
     """
     n_docs, n_q = len(doc_tokens), len(query_tokens)
     rq = ragbook_queries(query_tokens)
     out = {"ragbook": {}, "bm25s": {}, "rank_bm25": {}}
     single = 0.0
 
-    # Build time (best of `repeats`), then a separate build under tracemalloc for the memory.
+    # Build time (best of `repeats`), then a separate build under tracemalloc for the
+    # memory.
     for name, build in (("ragbook", build_ragbook), ("bm25s", build_bm25s)):
         note(f"{label}: building {name} x{repeats}")
         built = time_calls(lambda: build(doc_tokens), repeats)
@@ -459,7 +473,8 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
     del ragbook_model, bm25s_model
     gc.collect()
 
-    # rank_bm25: build once or best of `repeats`, throughput on a subset of queries, extrapolated.
+    # rank_bm25: build once or best of `repeats`, throughput on a subset of queries,
+    # extrapolated.
     rank_note = None
     if rank_plan is not None:
         rank_repeats, n_sub = rank_plan
@@ -608,7 +623,8 @@ SYSTEM_KEYS = {  # speed() key -> results-file key, and the scale from the measu
 def speed_record(
     out, names, n_docs, n_tokens, n_q, repeats, bm25s_mode, rank_note, targets
 ) -> dict:
-    """The results-file form of one speed() section: figures per system, ratios of ragbook to each other."""
+    """The results-file form of one speed() section: figures per system, ratios of
+    ragbook to each other."""
     systems = {
         name: {
             new: scale(out[name].get(old)) for old, (new, scale) in SYSTEM_KEYS.items()
@@ -684,7 +700,8 @@ def part2(doc_tokens, query_tokens, corpus_tokenized):
 
 
 def search_breakdown(doc_tokens, query_tokens):
-    """Where BM25.search spends its time: scoring, selecting the top k, and building the list of pairs."""
+    """Where BM25.search spends its time: scoring, selecting the top k, and building the
+    list of pairs."""
     model = build_ragbook(doc_tokens)
     rq = ragbook_queries(query_tokens)
     all_scores = [model.scores(q) for q in rq]
@@ -736,7 +753,7 @@ def search_breakdown(doc_tokens, query_tokens):
     return breakdown
 
 
-# --- part 3: synthetic corpora -----------------------------------------------------------------------
+# --- part 3: synthetic corpora --------------------------------------------------------
 
 VOCABULARY = 200_000
 ZIPF_EXPONENT = 1.1
@@ -745,10 +762,12 @@ N_QUERIES = 1000
 
 
 def synthetic(n_docs: int, seed: int = 0):
-    """Seeded Zipf corpus: token strings "t<rank>", rank r drawn with probability proportional to r^-1.1.
+    """Seeded Zipf corpus: token strings "t<rank>", rank r drawn with probability
+    proportional to r^-1.1.
 
-    Queries (2 to 6 distinct terms from the same distribution) are drawn first, so that every corpus size
-    has the same queries. Document lengths: 1 + Poisson(Gamma(shape 2, scale 29.5)), mean 60.
+    Queries (2 to 6 distinct terms from the same distribution) are drawn first, so that
+    every corpus size has the same queries. Document lengths: 1 + Poisson(Gamma(shape 2,
+    scale 29.5)), mean 60.
     """
     rng = np.random.default_rng(seed)
     p = np.arange(1, VOCABULARY + 1, dtype=np.float64) ** -ZIPF_EXPONENT
@@ -809,7 +828,8 @@ def part3(
     results, notes = {}, []
     for n in sizes:
         if prev_cost is not None:
-            # one pass of every measurement scaled linearly, plus 30% (sorts, cache misses: measured 100k -> 400k)
+            # one pass of every measurement scaled linearly, plus 30% (sorts, cache
+            # misses: measured 100k -> 400k)
             predicted = prev_cost * (n / prev_size) * 1.3
             if budget > 0 and predicted > budget:
                 reduced = int(n * budget / predicted) // 100_000 * 100_000
@@ -838,7 +858,8 @@ def part3(
         rank_plan, rank_msg = None, None
         if n <= 100_000:
             predicted_build = scifact_rank_build_per_token * n_tok
-            # build, traced build (~2x), 2 x 30 queries: estimated from a 3-query probe after the build
+            # build, traced build (~2x), 2 x 30 queries: estimated from a 3-query probe
+            # after the build
             if 3 * predicted_build < RANK_BM25_BUDGET_SECONDS:
                 okapi = build_rank_bm25(docs)
                 t0 = time.perf_counter()
@@ -901,7 +922,7 @@ def part3(
     }
 
 
-# --- main --------------------------------------------------------------------------------------------
+# --- main -----------------------------------------------------------------------------
 
 
 DISTRIBUTIONS = (

@@ -4,28 +4,34 @@ Run from the project root:
 
     .venv/bin/python benchmarks/vectors.py [--figure PATH] [--quick] [--output PATH | --no-output] [--note TEXT]
 
-It prints plain-text tables and its targets (MET / NOT MET), and writes every figure to a JSON file (default
-benchmarks/results/vectors.json, structure in benchmarks/README.md; no bytecode is written); with --figure it
-also saves one figure at PATH. Timing, turns, tables, targets and the results file come from harness.py.
+It prints plain-text tables and its targets (MET / NOT MET), and writes every figure to
+a JSON file (default benchmarks/results/vectors.json, structure in benchmarks/README.md;
+no bytecode is written); with --figure it also saves one figure at PATH. Timing, turns,
+tables, targets and the results file come from harness.py.
 
-1. the machine, and the threads each library may use (faiss is set to as many as NumPy's BLAS);
-2. two seeded synthetic collections of unit vectors in 64 dimensions ("clustered": Gaussian noise around
-   1,000 random centres; "diffuse": isotropic Gaussian), 100,000 vectors and 1,000 queries drawn the same
-   way. Ground truth is ragbook's exact top 10;
-   a. exact search: ragbook ExactIndex.search_batch (one batch), NumPy's limit (one matmul and
-      np.argpartition), faiss IndexFlatIP; time per query and agreement of the top-10 lists with faiss;
-   b. IVF with 256 lists: ragbook IVFIndex against faiss IndexIVFFlat (inner product), both with the same
-      k-means budget (20 iterations on a sample of at most 256 vectors per list), at 1 to 64 probes:
-      recall@10, time per query for the whole batch and for single queries (one call per query), dot
-      products, build time; ratios at equal probes and at equal recall (ragbook's time interpolated linearly
+1. the machine, and the threads each library may use (faiss is set to as many as NumPy's
+   BLAS);
+2. two seeded synthetic collections of unit vectors in 64 dimensions ("clustered":
+   Gaussian noise around 1,000 random centres; "diffuse": isotropic Gaussian), 100,000
+   vectors and 1,000 queries drawn the same way. Ground truth is ragbook's exact top 10;
+   a. exact search: ragbook ExactIndex.search_batch (one batch), NumPy's limit (one
+      matmul and np.argpartition), faiss IndexFlatIP; time per query and agreement of
+      the top-10 lists with faiss;
+   b. IVF with 256 lists: ragbook IVFIndex against faiss IndexIVFFlat (inner product),
+      both with the same k-means budget (20 iterations on a sample of at most 256
+      vectors per list), at 1 to 64 probes: recall@10, time per query for the whole
+      batch and for single queries (one call per query), dot products, build time;
+      ratios at equal probes and at equal recall (ragbook's time interpolated linearly
       in recall between its measured points);
-3. the LSA vectors (128 dimensions) of the bundled corpus's sentence chunks, queried with the labelled
-   questions: exact search and IVF with 16 lists at 1 to 16 probes, ragbook against faiss.
+3. the LSA vectors (128 dimensions) of the bundled corpus's sentence chunks, queried
+   with the labelled questions: exact search and IVF with 16 lists at 1 to 16 probes,
+   ragbook against faiss.
 
-Every time is measured several times with the systems taking turns (harness.take_turns); a figure is the
-median over the repeats, reported with the fastest repeat and the spread (slowest / fastest), and a ratio is
-the ratio of the medians, with the range of the ratios turn by turn. --quick uses 20,000 synthetic vectors
-and fewer probes, for a smoke run.
+Every time is measured several times with the systems taking turns (harness.take_turns);
+a figure is the median over the repeats, reported with the fastest repeat and the spread
+(slowest / fastest), and a ratio is the ratio of the medians, with the range of the
+ratios turn by turn. --quick uses 20,000 synthetic vectors and fewer probes, for a smoke
+run.
 """
 
 from __future__ import annotations
@@ -102,7 +108,8 @@ def spread_text(turns: dict) -> str:
 
 
 def recall_at_k(ids: np.ndarray, truth: np.ndarray) -> float:
-    """Mean over queries of |retrieved top k & exact top k| / k (padding ids -1 never match)."""
+    """Mean over queries of |retrieved top k & exact top k| / k (padding ids -1 never
+    match)."""
     hits = (ids[:, :, None] == truth[:, None, :]).any(axis=2).sum(axis=1)
     return float(np.mean(hits / truth.shape[1]))
 
@@ -121,7 +128,7 @@ def us(seconds_per_query: float) -> float:
     return seconds_per_query * 1e6
 
 
-# --- the machine and threads -------------------------------------------------------------------------
+# --- the machine and threads ----------------------------------------------------------
 
 
 def blas_threads() -> tuple[int | None, list[dict]]:
@@ -138,7 +145,8 @@ def blas_threads() -> tuple[int | None, list[dict]]:
 
 
 def machine() -> int:
-    """Print the machine, set faiss's OpenMP threads to NumPy's BLAS threads; return that number."""
+    """Print the machine, set faiss's OpenMP threads to NumPy's BLAS threads; return
+    that number."""
     heading("MACHINE")
     try:
         available = len(os.sched_getaffinity(0))
@@ -179,13 +187,14 @@ def machine() -> int:
     return threads
 
 
-# --- data ----------------------------------------------------------------------------------------------
+# --- data -----------------------------------------------------------------------------
 
 
 def synthetic(
     case: str, n: int, queries: int = QUERIES, d: int = DIMENSIONS
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded unit vectors and queries drawn the same way (float32, C-contiguous, as faiss wants)."""
+    """Seeded unit vectors and queries drawn the same way (float32, C-contiguous, as
+    faiss wants)."""
     rng = np.random.default_rng(SEEDS[case])
     if case == "clustered":
         centres = unit_rows(rng.standard_normal((CENTRES, d)), dtype=np.float64)
@@ -204,7 +213,7 @@ def synthetic(
     return np.ascontiguousarray(x), np.ascontiguousarray(q)
 
 
-# --- exact search ----------------------------------------------------------------------------------------
+# --- exact search ---------------------------------------------------------------------
 
 
 def build_flat(x: np.ndarray):
@@ -214,7 +223,8 @@ def build_flat(x: np.ndarray):
 
 
 def numpy_top(x: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
-    """NumPy's limit: one matmul, np.argpartition, then the k survivors sorted by score (no tie rule)."""
+    """NumPy's limit: one matmul, np.argpartition, then the k survivors sorted by score
+    (no tie rule)."""
     scores = q @ x.T
     part = np.argpartition(scores, -k, axis=1)[:, -k:]
     order = np.argsort(-np.take_along_axis(scores, part, axis=1), axis=1)
@@ -224,7 +234,8 @@ def numpy_top(x: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
 def exact_part(
     label: str, x: np.ndarray, q: np.ndarray, repeats: int, threads: int
 ) -> dict:
-    """Exact search, three ways (faiss also on one thread). Returns the ground truth, the timings and the record."""
+    """Exact search, three ways (faiss also on one thread). Returns the ground truth,
+    the timings and the record."""
     nq = q.shape[0]
     note(f"{label}: exact search")
     build_rb, exact = timed(lambda: ExactIndex(x))
@@ -355,11 +366,12 @@ def exact_part(
     }
 
 
-# --- IVF ---------------------------------------------------------------------------------------------------
+# --- IVF ------------------------------------------------------------------------------
 
 
 def faiss_ivf(x: np.ndarray, lists: int):
-    """faiss IndexIVFFlat with inner product, k-means with ragbook's budget, trained on ``x`` then filled with it."""
+    """faiss IndexIVFFlat with inner product, k-means with ragbook's budget, trained on
+    ``x`` then filled with it."""
     quantizer = faiss.IndexFlatIP(x.shape[1])
     index = faiss.IndexIVFFlat(quantizer, x.shape[1], lists, faiss.METRIC_INNER_PRODUCT)
     index.cp.niter = ITERATIONS
@@ -378,10 +390,12 @@ def faiss_list_sizes(index) -> np.ndarray:
 def interpolate_time(
     recall: float, points: list[tuple[float, float]]
 ) -> tuple[float | None, str]:
-    """ragbook's time at ``recall``, linear in recall between its measured (recall, time) points.
+    """ragbook's time at ``recall``, linear in recall between its measured (recall,
+    time) points.
 
-    Returns (time, how): "interp" inside the measured range; below it, ragbook's fastest point already
-    exceeds that recall, so its time is an upper bound ("<="); above it, None ("not reached").
+    Returns (time, how): "interp" inside the measured range; below it, ragbook's fastest
+    point already exceeds that recall, so its time is an upper bound ("<="); above it,
+    None ("not reached").
     """
     points = sorted(points)
     recalls = np.array([p[0] for p in points])
@@ -399,8 +413,9 @@ def interpolate_time(
 
 
 def equal_recall(probes, rb_points, f_points) -> tuple[list, dict, float | None]:
-    """ragbook's time over faiss's at faiss's recall, for every probe count; the worst ratio over the points
-    where it is defined (interpolated, or an upper bound where ragbook's fewest probes already recall more)."""
+    """ragbook's time over faiss's at faiss's recall, for every probe count; the worst
+    ratio over the points where it is defined (interpolated, or an upper bound where
+    ragbook's fewest probes already recall more)."""
     rows, out, ratios = [], {}, []
     for p, (r_f, t_f) in zip(probes, f_points):
         t_rb, how = interpolate_time(r_f, rb_points)
@@ -557,7 +572,8 @@ def ivf_part(
         )
         turns = turn_ratios(batch["ragbook"], batch["faiss"])
         one_turns = turn_ratios(one["ragbook"], one["faiss"])
-        # the targets compare with faiss's faster setting at each point: its threads, or one thread
+        # the targets compare with faiss's faster setting at each point: its threads, or
+        # one thread
         rb_points.append((r_rb, t_rb))
         f_points.append((r_f, min(t_f, t_f1)))
         rb_single.append((s_rb, o_rb))
@@ -770,7 +786,7 @@ def ivf_part(
     }
 
 
-# --- the LSA case -------------------------------------------------------------------------------------
+# --- the LSA case ---------------------------------------------------------------------
 
 
 def lsa_part(threads: int, probes: tuple[int, ...]) -> dict:
@@ -809,7 +825,7 @@ def lsa_part(threads: int, probes: tuple[int, ...]) -> dict:
     return {"exact": exact, "ivf": ivf, "info": info, "n": len(chunks)}
 
 
-# --- figure -------------------------------------------------------------------------------------------------
+# --- figure ---------------------------------------------------------------------------
 
 
 def figure(path: str, results: dict) -> None:
@@ -864,7 +880,7 @@ def figure(path: str, results: dict) -> None:
     print(f"figure written to {path}")
 
 
-# --- main -------------------------------------------------------------------------------------------------
+# --- main -----------------------------------------------------------------------------
 
 
 def main(argv=None) -> None:

@@ -1,10 +1,12 @@
-"""Access rules: users hold access levels, and the chunks they may read are chosen before ranking (chapter 15).
+"""Access rules: users hold access levels, and the chunks they may read are chosen
+before ranking (chapter 15).
 
-Each document carries an access level (:data:`~ragbook.orgdocs.ACCESS_LEVELS`: ``public``, ``staff``,
-``finance``); a :class:`User` holds some of them, and no level implies another. The chunks a user may read
-are computed *before* ranking (:func:`allowed_chunks`) and passed to the retriever as ``allowed``, so the top
-k is taken among readable chunks only. Filtering a global top k afterwards can leave fewer than k chunks, or
-none, even when readable evidence exists.
+Each document carries an access level (:data:`~ragbook.orgdocs.ACCESS_LEVELS`:
+``public``, ``staff``, ``finance``); a :class:`User` holds some of them, and no level
+implies another. The chunks a user may read are computed *before* ranking
+(:func:`allowed_chunks`) and passed to the retriever as ``allowed``, so the top k is
+taken among readable chunks only. Filtering a global top k afterwards can leave fewer
+than k chunks, or none, even when readable evidence exists.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ __all__ = ["User", "allowed_chunks"]
 
 @dataclass(frozen=True)
 class User:
-    """A user and the access levels they hold; a document is readable when they hold its level."""
+    """A user and the access levels they hold; a document is readable when they hold its
+    level."""
 
     name: str
     levels: frozenset[str]
@@ -60,11 +63,13 @@ def allowed_chunks(
     documents_meta: Mapping[str, DocumentMeta | str],
     user: User,
 ) -> list[int]:
-    """The ids of the chunks whose document's access level ``user`` holds, in id order (chapter 15).
+    """The ids of the chunks whose document's access level ``user`` holds, in id order
+    (chapter 15).
 
-    Pass them as ``allowed`` to a retriever, so it ranks readable chunks only. ``documents_meta`` maps a
-    document id to its :class:`DocumentMeta` (or directly to its access level). A chunk whose document has
-    no metadata is an error, not a guess: an unlabelled document must not become readable by default.
+    Pass them as ``allowed`` to a retriever, so it ranks readable chunks only.
+    ``documents_meta`` maps a document id to its :class:`DocumentMeta` (or directly to
+    its access level). A chunk whose document has no metadata is an error, not a guess:
+    an unlabelled document must not become readable by default.
     """
     if not isinstance(user, User):
         raise TypeError(f"expected a User, got {type(user).__name__}")

@@ -3,14 +3,15 @@
     score(q, d) = sum over distinct query terms t in d of  idf(t) * f (k1 + 1) / (f + K),
     K = k1 (1 - b + b |d| / avg|d|),     idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)).
 
-f is the count of t in chunk d, n_t the number of chunks containing t, N the number of chunks. The idf is
-Lucene's: the Robertson/Sparck Jones weight ln((N - n + 0.5)/(n + 0.5)) with 1 added inside the logarithm,
-which keeps it positive for terms in more than half the chunks (:func:`rsj_idf` is the classic weight).
-The saturating factor is 0 without the term and approaches k1 + 1 as f grows; K grows with the chunk's
-length relative to the average, so the same count is worth less in a long chunk.
+f is the count of t in chunk d, n_t the number of chunks containing t, N the number of
+chunks. The idf is Lucene's: the Robertson/Sparck Jones weight ln((N - n + 0.5)/(n +
+0.5)) with 1 added inside the logarithm, which keeps it positive for terms in more than
+half the chunks (:func:`rsj_idf` is the classic weight). The saturating factor is 0
+without the term and approaches k1 + 1 as f grows; K grows with the chunk's length
+relative to the average, so the same count is worth less in a long chunk.
 
-Lucene (and bm25s's "lucene" method) leave out the constant factor k1 + 1, which scales every score alike
-and so changes no ranking; scores here are theirs times k1 + 1.
+Lucene (and bm25s's "lucene" method) leave out the constant factor k1 + 1, which scales
+every score alike and so changes no ranking; scores here are theirs times k1 + 1.
 """
 
 from __future__ import annotations
@@ -35,16 +36,19 @@ def lucene_idf(n: np.ndarray | int, N: int) -> np.ndarray:
 
 
 def rsj_idf(n: np.ndarray | int, N: int) -> np.ndarray:
-    """ln((N - n + 0.5) / (n + 0.5)), the classic Robertson/Sparck Jones weight: negative when n > N/2."""
+    """ln((N - n + 0.5) / (n + 0.5)), the classic Robertson/Sparck Jones weight:
+    negative when n > N/2."""
     n, N = validate.document_frequencies(n, N)
     return np.log((N - n + 0.5) / (n + 0.5))
 
 
 class BM25:
-    """BM25 over an :class:`~ragbook.index.InvertedIndex`, with k1 = 1.5 and b = 0.75 by default.
+    """BM25 over an :class:`~ragbook.index.InvertedIndex`, with k1 = 1.5 and b = 0.75 by
+    default.
 
-    Every posting's contribution idf * f (k1 + 1) / (f + K) is computed once, at construction, and stored
-    as float32 beside the postings; a query adds up the slices of its terms.
+    Every posting's contribution idf * f (k1 + 1) / (f + K) is computed once, at
+    construction, and stored as float32 beside the postings; a query adds up the slices
+    of its terms.
     """
 
     def __init__(
@@ -55,8 +59,9 @@ class BM25:
         idf: Callable[[np.ndarray, int], np.ndarray] = lucene_idf,
         count_repeats: bool = False,
     ):
-        """``count_repeats=True`` adds a term repeated in the query once per occurrence, as Lucene's boolean
-        queries and bm25s do; by default the sum runs over the query's distinct terms, as in the formula."""
+        """``count_repeats=True`` adds a term repeated in the query once per occurrence,
+        as Lucene's boolean queries and bm25s do; by default the sum runs over the
+        query's distinct terms, as in the formula."""
         if not isinstance(index, InvertedIndex):
             raise TypeError(
                 f"index must be an InvertedIndex (use BM25.from_texts for texts), got {type(index).__name__}"
@@ -113,8 +118,9 @@ class BM25:
         return cls(InvertedIndex(token_lists, analyzer), **parameters)
 
     def term_ids(self, query: str | Sequence[str]) -> list[int]:
-        """Ids of the known terms of a query string (analysed) or term list, in first-seen order: distinct
-        unless the retriever was built with ``count_repeats``."""
+        """Ids of the known terms of a query string (analysed) or term list, in
+        first-seen order: distinct unless the retriever was built with
+        ``count_repeats``."""
         query = validate.query(query)
         if isinstance(query, str):
             terms = self.analyzer(query)
@@ -131,7 +137,8 @@ class BM25:
         return [i for i in ids if i is not None]
 
     def scores(self, query: str | Sequence[str]) -> np.ndarray:
-        """The BM25 score of every chunk for ``query``; 0 for chunks sharing no term with it."""
+        """The BM25 score of every chunk for ``query``; 0 for chunks sharing no term
+        with it."""
         scores = np.zeros(self.n_chunks, dtype=np.float32)
         for i in self.term_ids(query):
             start, end = self.indptr[i], self.indptr[i + 1]
@@ -144,7 +151,8 @@ class BM25:
         k: int = 10,
         allowed: Iterable[int] | None = None,
     ) -> list[Hit]:
-        """The top k chunks as hits, ties by chunk id; ``allowed`` filters before ranking (see :mod:`ragbook.retrieval`)."""
+        """The top k chunks as hits, ties by chunk id; ``allowed`` filters before
+        ranking (see :mod:`ragbook.retrieval`)."""
         return top_k(self.scores(query), k, allowed)
 
     def search_arrays(
@@ -153,11 +161,13 @@ class BM25:
         k: int = 10,
         allowed: Iterable[int] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`search` as two arrays (chunk ids, scores), for callers that rank many queries."""
+        """:meth:`search` as two arrays (chunk ids, scores), for callers that rank many
+        queries."""
         return top_k_arrays(self.scores(query), k, allowed)
 
     def explain(self, query: str | Sequence[str], chunk_id: int) -> dict[str, float]:
-        """Each query term's contribution to one chunk's score (0 for terms the chunk lacks)."""
+        """Each query term's contribution to one chunk's score (0 for terms the chunk
+        lacks)."""
         chunk_id = validate.whole(chunk_id, "chunk_id")
         if not 0 <= chunk_id < self.n_chunks:
             raise ValueError(
@@ -179,5 +189,6 @@ class BM25:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the arrays a query reads: postings, their weights and the term offsets."""
+        """Bytes of the arrays a query reads: postings, their weights and the term
+        offsets."""
         return self.doc_ids.nbytes + self.weights.nbytes + self.indptr.nbytes

@@ -4,14 +4,16 @@
     ragbook ask "Who wrote the refund policy?" --documents ./my-notes --retriever hybrid --show-prompt
     ragbook evaluate --figure evaluation.png
 
-``ask`` answers from the bundled corpus, or from any folder of Markdown files, with citations; it prints
-the ranks and scores of the chunks it used and the result of the grounding checks. ``evaluate`` measures
-retrieval and answers on the labelled questions of the bundled corpus and draws recall against k.
+``ask`` answers from the bundled corpus, or from any folder of Markdown files, with
+citations; it prints the ranks and scores of the chunks it used and the result of the
+grounding checks. ``evaluate`` measures retrieval and answers on the labelled questions
+of the bundled corpus and draws recall against k.
 
-The defaults are the best configuration chapter 14 measures: hybrid retrieval (BM25 fused with MiniLM),
-the semantic reader, and on the bundled corpus the astronomy glossary. The MiniLM vectors of the chunks
-are computed on the first run (about 13 s for the bundled corpus) and read from the cache afterwards
-(``--no-cache`` turns that off). ``--retriever bm25 --reader lexical`` needs no model at all.
+The defaults are the best configuration chapter 14 measures: hybrid retrieval (BM25
+fused with MiniLM), the semantic reader, and on the bundled corpus the astronomy
+glossary. The MiniLM vectors of the chunks are computed on the first run (about 13 s for
+the bundled corpus) and read from the cache afterwards (``--no-cache`` turns that off).
+``--retriever bm25 --reader lexical`` needs no model at all.
 """
 
 from __future__ import annotations
@@ -188,7 +190,8 @@ def _pipeline(args) -> RAGPipeline:
 
 
 def _glossary_choice(args) -> str:
-    """--glossary as given, else astronomy for the bundled corpus and none for a folder of documents."""
+    """--glossary as given, else astronomy for the bundled corpus and none for a folder
+    of documents."""
     return args.glossary or (
         "astronomy" if getattr(args, "documents", None) is None else "none"
     )

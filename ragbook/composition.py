@@ -1,7 +1,7 @@
 """How retrieval and generation errors compose into end-to-end accuracy (chapter 1).
 
-With r the recall@k (the evidence is in the prompt), a the generator's accuracy when it is and b when it
-is not (correct refusals included), the law of total probability gives
+With r the recall@k (the evidence is in the prompt), a the generator's accuracy when it
+is and b when it is not (correct refusals included), the law of total probability gives
 
     accuracy = r * a + (1 - r) * b.
 """
@@ -30,10 +30,12 @@ def end_to_end_accuracy(
 def recall_needed(
     target: float, accuracy_with: float, accuracy_without: float
 ) -> float:
-    """The recall r that makes r * a + (1 - r) * b equal ``target``: (target - b) / (a - b).
+    """The recall r that makes r * a + (1 - r) * b equal ``target``: (target - b) / (a -
+    b).
 
-    A result above 1 means no retriever can reach the target with this generator; below 0 means any
-    retriever does. Raises when a == b, since recall then has no effect at all.
+    A result above 1 means no retriever can reach the target with this generator; below
+    0 means any retriever does. Raises when a == b, since recall then has no effect at
+    all.
     """
     t = _probability("target", target)
     a = _probability("accuracy_with", accuracy_with)

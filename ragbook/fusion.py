@@ -1,17 +1,20 @@
-"""Hybrid ranking: fusing the rankings of several retrievers, and reranking a first stage (chapter 8).
+"""Hybrid ranking: fusing the rankings of several retrievers, and reranking a first
+stage (chapter 8).
 
-BM25 scores are unbounded and grow with the query's length, cosines lie in [-1, 1]: adding them lets the
-larger scale decide. Reciprocal rank fusion uses only ranks:
+BM25 scores are unbounded and grow with the query's length, cosines lie in [-1, 1]:
+adding them lets the larger scale decide. Reciprocal rank fusion uses only ranks:
 
     RRF(d) = sum over the rankings j that contain d of 1 / (c + rank_j(d)),
 
-with c = 60 by default: rank 1 is worth 1/61 and rank 2 1/62, almost the same, so a chunk that several
-retrievers place fairly high beats one that a single retriever places first; a small c makes the top ranks
-count more. Ties are broken by chunk id so the fused ranking is deterministic.
+with c = 60 by default: rank 1 is worth 1/61 and rank 2 1/62, almost the same, so a
+chunk that several retrievers place fairly high beats one that a single retriever places
+first; a small c makes the top ranks count more. Ties are broken by chunk id so the
+fused ranking is deterministic.
 
-Every function here returns its ranking as :class:`~ragbook.retrieval.Hit` records, and takes rankings as
-hits, as plain chunk ids, or (for the score fusions) as (chunk id, score) pairs; :class:`HybridRetriever` and
-:class:`RerankedRetriever` satisfy the retriever contract of :mod:`ragbook.retrieval`.
+Every function here returns its ranking as :class:`~ragbook.retrieval.Hit` records, and
+takes rankings as hits, as plain chunk ids, or (for the score fusions) as (chunk id,
+score) pairs; :class:`HybridRetriever` and :class:`RerankedRetriever` satisfy the
+retriever contract of :mod:`ragbook.retrieval`.
 """
 
 from __future__ import annotations
@@ -81,7 +84,8 @@ def _pairs(ranking, name: str) -> list[tuple[int, float]]:
 def reciprocal_rank_fusion(
     rankings: Sequence[Sequence], c: float = 60, k: int | None = None
 ) -> list[Hit]:
-    """Fuse rankings (lists of hits, of ids, or of (id, score) pairs, best first) by sum of 1 / (c + rank)."""
+    """Fuse rankings (lists of hits, of ids, or of (id, score) pairs, best first) by sum
+    of 1 / (c + rank)."""
     rankings = validate.sequence(rankings, "rankings", "rankings")
     if not rankings:
         raise ValueError("reciprocal rank fusion needs at least one ranking")
@@ -94,7 +98,8 @@ def reciprocal_rank_fusion(
 
 
 def score_sum_fusion(results: Sequence[Ranking], k: int | None = None) -> list[Hit]:
-    """The pitfall: add the raw scores of each list (a chunk missing from a list adds 0)."""
+    """The pitfall: add the raw scores of each list (a chunk missing from a list adds
+    0)."""
     fused: dict[int, float] = {}
     for j, ranking in enumerate(validate.sequence(results, "results", "rankings")):
         for chunk_id, score in _pairs(ranking, f"results[{j}]"):
@@ -105,10 +110,11 @@ def score_sum_fusion(results: Sequence[Ranking], k: int | None = None) -> list[H
 def normalized_score_fusion(
     results: Sequence[Ranking], weights: Sequence[float], k: int | None = None
 ) -> list[Hit]:
-    """sum_j w_j (s_j(d) - min_j) / (max_j - min_j): each list's scores mapped to [0, 1] before a weighted sum.
+    """sum_j w_j (s_j(d) - min_j) / (max_j - min_j): each list's scores mapped to [0, 1]
+    before a weighted sum.
 
-    A chunk missing from a list gets 0 from it, like the list's lowest score. A list whose scores are all
-    equal contributes 1 to each of its chunks.
+    A chunk missing from a list gets 0 from it, like the list's lowest score. A list
+    whose scores are all equal contributes 1 to each of its chunks.
     """
     results = validate.sequence(results, "results", "rankings")
     weights = validate.finite_array(weights, "weights", ndim=1).tolist()
@@ -145,7 +151,8 @@ class HybridRetriever:
     def search(
         self, query: str, k: int = 10, allowed: Iterable[int] | None = None
     ) -> list[Hit]:
-        """The top k of the fused top ``depth`` lists; ``allowed`` is passed on to every retriever."""
+        """The top k of the fused top ``depth`` lists; ``allowed`` is passed on to every
+        retriever."""
         query = validate.query(query)
         k = validate.k(k)
         allowed = None if allowed is None else validate.ids(allowed, "allowed")
@@ -161,7 +168,8 @@ def rerank(
     score: Callable[[str, list[int]], np.ndarray],
     k: int | None = None,
 ) -> list[Hit]:
-    """Second stage: rescore the first stage's candidates with ``score(query, ids)`` and sort (ties by id)."""
+    """Second stage: rescore the first stage's candidates with ``score(query, ids)`` and
+    sort (ties by id)."""
     query = validate.query(query)
     if not callable(score):
         raise TypeError(
@@ -180,7 +188,8 @@ def rerank(
 
 
 class RerankedRetriever:
-    """A first-stage retriever's top ``depth``, rescored by ``score(query, chunk ids)``: :func:`rerank` as a retriever."""
+    """A first-stage retriever's top ``depth``, rescored by ``score(query, chunk ids)``:
+    :func:`rerank` as a retriever."""
 
     def __init__(
         self,
@@ -205,7 +214,8 @@ class RerankedRetriever:
     def search(
         self, query: str, k: int = 10, allowed: Iterable[int] | None = None
     ) -> list[Hit]:
-        """The top k after reranking; ``allowed`` is applied by the first stage, before anything is ranked."""
+        """The top k after reranking; ``allowed`` is applied by the first stage, before
+        anything is ranked."""
         query = validate.query(query)
         k = validate.k(k)
         allowed = None if allowed is None else validate.ids(allowed, "allowed")

@@ -1,12 +1,18 @@
-"""Generators: anything that turns a :class:`~ragbook.prompts.Prompt` into text (chapter 11).
+"""Generators: anything that turns a :class:`~ragbook.prompts.Prompt` into text (chapter
+11).
 
-- :class:`ScriptedGenerator` replays fixed replies, so tests are deterministic and need no model.
-- the readers that quote a source sentence instead of writing one live beside this module, in
-  :mod:`ragbook.readers`; when they find nothing good enough they answer :data:`ABSTAIN`.
-- :class:`TrigramModel` is a small language model trained on the corpus: it completes text from memory
-  and reports its token probabilities, and can be conditioned on retrieved chunks.
-- :class:`ChatClient` sends the prompt to a model that speaks the chat-completions protocol.
-- :class:`Conversation` keeps the last exchanges and rewrites a follow-up into a standalone question.
+- :class:`ScriptedGenerator` replays fixed replies, so tests are deterministic and need
+  no model.
+- the readers that quote a source sentence instead of writing one live beside this
+  module, in :mod:`ragbook.readers`; when they find nothing good enough they answer
+  :data:`ABSTAIN`.
+- :class:`TrigramModel` is a small language model trained on the corpus: it completes
+  text from memory and reports its token probabilities, and can be conditioned on
+  retrieved chunks.
+- :class:`ChatClient` sends the prompt to a model that speaks the chat-completions
+  protocol.
+- :class:`Conversation` keeps the last exchanges and rewrites a follow-up into a
+  standalone question.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ class ScriptedGenerator:
         return self.replies[len(self.prompts) - 1]
 
 
-# ---- trigram ----------------------------------------------------------------------------------------
+# ---- trigram -------------------------------------------------------------------------
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*|\w+(?:'\w+)?|[^\w\s]")
 BOS, EOS = "<s>", "</s>"
 
@@ -65,9 +71,9 @@ def _words(text: str) -> list[str]:
 
 
 class LanguageModel:
-    """What a next-token model gives once it has ``probability(context, token)`` and a ``vocabulary``:
-    the probabilities of a continuation's tokens, and a greedy completion (shared by :class:`TrigramModel`
-    and :class:`ConditionedModel`)."""
+    """What a next-token model gives once it has ``probability(context, token)`` and a
+    ``vocabulary``: the probabilities of a continuation's tokens, and a greedy
+    completion (shared by :class:`TrigramModel` and :class:`ConditionedModel`)."""
 
     vocabulary: list[str]
 
@@ -77,7 +83,8 @@ class LanguageModel:
     def token_probabilities(
         self, prompt: str, continuation: str
     ) -> list[tuple[str, float]]:
-        """Each token of ``continuation`` with its probability given the prompt and the tokens before it."""
+        """Each token of ``continuation`` with its probability given the prompt and the
+        tokens before it."""
         context = _words(validate.text(prompt, "prompt"))
         validate.text(continuation, "continuation")
         result = []
@@ -89,7 +96,8 @@ class LanguageModel:
     def complete(
         self, prompt: str, max_tokens: int = 20
     ) -> tuple[str, list[tuple[str, float]]]:
-        """Greedy continuation until a full stop or ``max_tokens``: (text, tokens with probabilities)."""
+        """Greedy continuation until a full stop or ``max_tokens``: (text, tokens with
+        probabilities)."""
         context = _words(validate.text(prompt, "prompt"))
         max_tokens = validate.count(max_tokens, "max_tokens")
         produced: list[tuple[str, float]] = []
@@ -108,12 +116,13 @@ class LanguageModel:
 
 
 class TrigramModel(LanguageModel):
-    """An interpolated trigram model over words, numbers and punctuation, trained sentence by sentence.
+    """An interpolated trigram model over words, numbers and punctuation, trained
+    sentence by sentence.
 
         P(w | u, v) = l3 c(u v w)/c(u v) + l2 c(v w)/c(v) + l1 (c(w) + 1)/(T + V + 1)
 
-    with l3 + l2 + l1 = 1 (a context never seen gives its share to the lower orders) and add-one unigrams, so
-    every token, even an unseen one, has a probability above zero.
+    with l3 + l2 + l1 = 1 (a context never seen gives its share to the lower orders) and
+    add-one unigrams, so every token, even an unseen one, has a probability above zero.
     """
 
     def __init__(
@@ -176,7 +185,8 @@ class TrigramModel(LanguageModel):
     def conditioned(
         self, chunks: Iterable[str], weight: float = 0.9
     ) -> "ConditionedModel":
-        """This model conditioned on retrieved chunks: weight * P_chunks + (1 - weight) * P_self."""
+        """This model conditioned on retrieved chunks: weight * P_chunks + (1 - weight)
+        * P_self."""
         return ConditionedModel(TrigramModel(chunks, self.weights), self, weight)
 
     @staticmethod
@@ -195,7 +205,8 @@ class TrigramModel(LanguageModel):
 
 
 class ConditionedModel(LanguageModel):
-    """A mixture of a model of the retrieved chunks and a background model: the trigram RAG generator."""
+    """A mixture of a model of the retrieved chunks and a background model: the trigram
+    RAG generator."""
 
     def __init__(self, local: TrigramModel, background: TrigramModel, weight: float):
         for name, model in (("local", local), ("background", background)):
@@ -229,18 +240,22 @@ def _detokenize(tokens: Sequence[str]) -> str:
     return text
 
 
-# ---- chat-completions client ------------------------------------------------------------------------
+# ---- chat-completions client ---------------------------------------------------------
 class ChatError(RuntimeError):
-    """A request the server refused, a reply that is not a chat completion, or retries exhausted."""
+    """A request the server refused, a reply that is not a chat completion, or retries
+    exhausted."""
 
 
 class ChatClient:
-    """A client for the chat-completions protocol (``POST {base_url}/chat/completions``).
+    """A client for the chat-completions protocol
+    (``POST {base_url}/chat/completions``).
 
-    Settings come from the arguments or from the environment: ``RAGBOOK_BASE_URL``, ``RAGBOOK_MODEL`` and
-    ``RAGBOOK_API_KEY``. The key is sent as a bearer token and never printed, logged or shown in the repr.
-    Temperature 0 by default. A 429 or 5xx reply is retried up to ``retries`` times with exponential backoff
-    (honouring ``Retry-After``); any other 4xx, or a malformed reply, raises :class:`ChatError` at once.
+    Settings come from the arguments or from the environment: ``RAGBOOK_BASE_URL``,
+    ``RAGBOOK_MODEL`` and ``RAGBOOK_API_KEY``. The key is sent as a bearer token and
+    never printed, logged or shown in the repr. Temperature 0 by default. A 429 or 5xx
+    reply is retried up to ``retries`` times with exponential backoff (honouring
+    ``Retry-After``); any other 4xx, or a malformed reply, raises :class:`ChatError` at
+    once.
     """
 
     def __init__(
@@ -358,7 +373,7 @@ class ChatClient:
         return self.complete([{"role": "user", "content": text}])
 
 
-# ---- conversation -----------------------------------------------------------------------------------
+# ---- conversation --------------------------------------------------------------------
 _FOLLOW_UP = re.compile(
     r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$|^\s*and\s+(.+?)\s*\?\s*$",
     re.I,
@@ -366,11 +381,13 @@ _FOLLOW_UP = re.compile(
 
 
 class Conversation:
-    """The last ``size`` exchanges, and a rewrite of elliptical follow-ups into standalone questions.
+    """The last ``size`` exchanges, and a rewrite of elliptical follow-ups into
+    standalone questions.
 
-    "What about Saturn?" after "How many moons does Jupiter have?" becomes "How many moons does Saturn have?":
-    the follow-up's subject replaces the subject the previous question named (one of ``subjects``, e.g. the
-    document titles). A question that is not such a follow-up is returned unchanged.
+    "What about Saturn?" after "How many moons does Jupiter have?" becomes "How many
+    moons does Saturn have?": the follow-up's subject replaces the subject the previous
+    question named (one of ``subjects``, e.g. the document titles). A question that is
+    not such a follow-up is returned unchanged.
     """
 
     def __init__(self, subjects: Iterable[str], size: int = 3):

@@ -1,17 +1,20 @@
-"""Query rewriting with a glossary: the definitions a retriever and a reader do not know (chapter 14).
+"""Query rewriting with a glossary: the definitions a retriever and a reader do not know
+(chapter 14).
 
-"How long is a year on Venus?" shares no content word with "The planet travels around the Sun once every
-224.7 Earth days". A language model bridges the two because it learnt in pretraining that a planet's year
-is the time it takes to orbit the Sun once; BM25 cannot, and the MiniLM sentence embedder ranks the
-sentence about Venus's 117-day *solar day* closer to the question than the sentence about its orbit
-(chapter 14 measures both). A glossary supplies that piece of knowledge explicitly, the oldest form of query expansion: each
-glossed term of the question has its definition appended,
+"How long is a year on Venus?" shares no content word with "The planet travels around
+the Sun once every 224.7 Earth days". A language model bridges the two because it learnt
+in pretraining that a planet's year is the time it takes to orbit the Sun once; BM25
+cannot, and the MiniLM sentence embedder ranks the sentence about Venus's 117-day *solar
+day* closer to the question than the sentence about its orbit (chapter 14 measures
+both). A glossary supplies that piece of knowledge explicitly, the oldest form of query
+expansion: each glossed term of the question has its definition appended,
 
     "How long is a year on Venus?"  ->  "How long is a year on Venus? (year: the time to orbit the Sun once)"
 
-and the rewritten text is what the retriever and the reader compare with the chunks. The prompt keeps the
-question as asked. Terms are matched after :func:`~ragbook.text.analyze`, so "Year" and "year" are one
-term, and a question without a glossed term is returned unchanged.
+and the rewritten text is what the retriever and the reader compare with the chunks. The
+prompt keeps the question as asked. Terms are matched after
+:func:`~ragbook.text.analyze`, so "Year" and "year" are one term, and a question without
+a glossed term is returned unchanged.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ __all__ = ["Glossary", "ASTRONOMY"]
 class Glossary:
     """Definitions of single terms, appended to a question that uses them.
 
-    ``definitions`` maps a term (one word that the analyzer keeps, such as ``"year"``) to a non-empty
-    definition. ``glossary(question)`` returns the question with ``(term: definition; ...)`` appended for
-    the glossed terms it contains, in the order they occur.
+    ``definitions`` maps a term (one word that the analyzer keeps, such as ``"year"``)
+    to a non-empty definition. ``glossary(question)`` returns the question with
+    ``(term: definition; ...)`` appended for the glossed terms it contains, in the order
+    they occur.
     """
 
     def __init__(self, definitions: Mapping[str, str]):
@@ -56,7 +60,8 @@ class Glossary:
 
     @classmethod
     def from_json(cls, path: str | Path) -> "Glossary":
-        """A glossary from a JSON file holding one object, ``{"term": "definition", ...}``."""
+        """A glossary from a JSON file holding one object,
+        ``{"term": "definition", ...}``."""
         path = Path(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -79,7 +84,8 @@ class Glossary:
             raise ValueError(f"the glossary {path}: {error}") from None
 
     def terms_in(self, question: str) -> list[str]:
-        """The glossed terms of ``question``, each once, in order of first occurrence."""
+        """The glossed terms of ``question``, each once, in order of first
+        occurrence."""
         return [
             t
             for t in dict.fromkeys(analyze(validate.text(question, "question")))
@@ -102,8 +108,9 @@ class Glossary:
         return f"Glossary({dict(self.definitions)!r})"
 
 
-# The definitions the bundled corpus needs, stated as an astronomer would. They were written with the
-# book's labelled questions in view, so what they gain on those questions is an upper bound (chapter 14).
+# The definitions the bundled corpus needs, stated as an astronomer would. They were
+# written with the book's labelled questions in view, so what they gain on those
+# questions is an upper bound (chapter 14).
 ASTRONOMY = Glossary(
     {
         "year": "the time to orbit the Sun once",

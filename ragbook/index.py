@@ -1,13 +1,15 @@
 """The inverted index that the sparse retrievers share (chapter 5).
 
-For every term t of the vocabulary the index keeps its *postings*: the chunks that contain t and how often.
-They are stored as three NumPy arrays in compressed sparse form, the layout of a term-by-chunk matrix:
-the postings of term ``i`` are ``doc_ids[indptr[i]:indptr[i + 1]]`` (ascending chunk ids) with counts
-``counts[indptr[i]:indptr[i + 1]]``. The document frequency n_t is the length of that slice, and the
-chunk lengths |d| (in terms) sit in ``lengths``.
+For every term t of the vocabulary the index keeps its *postings*: the chunks that
+contain t and how often. They are stored as three NumPy arrays in compressed sparse
+form, the layout of a term-by-chunk matrix: the postings of term ``i`` are
+``doc_ids[indptr[i]:indptr[i + 1]]`` (ascending chunk ids) with counts
+``counts[indptr[i]:indptr[i + 1]]``. The document frequency n_t is the length of that
+slice, and the chunk lengths |d| (in terms) sit in ``lengths``.
 
-The index is built from the chunks alone. Queries are analysed with the same analyzer but never change the
-vocabulary or the statistics: a query term the chunks do not contain simply has no postings.
+The index is built from the chunks alone. Queries are analysed with the same analyzer
+but never change the vocabulary or the statistics: a query term the chunks do not
+contain simply has no postings.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ class InvertedIndex:
         token_lists: Sequence[Sequence[str]],
         analyzer: Callable[[str], list[str]] = analyze,
     ):
-        """Index ``token_lists`` (one list of terms per chunk; use :meth:`from_texts` to analyse texts).
+        """Index ``token_lists`` (one list of terms per chunk; use :meth:`from_texts` to
+        analyse texts).
 
-        ``analyzer`` is kept to turn query strings into terms the same way the chunks were analysed.
+        ``analyzer`` is kept to turn query strings into terms the same way the chunks
+        were analysed.
         """
         token_lists = validate.token_lists(token_lists)
         validate.non_empty_corpus(token_lists)
@@ -45,7 +49,8 @@ class InvertedIndex:
         lengths = np.fromiter(
             map(len, token_lists), dtype=np.int64, count=len(token_lists)
         )
-        # Term ids in order of first appearance, then one id per token, without a Python list in between.
+        # Term ids in order of first appearance, then one id per token, without a Python
+        # list in between.
         vocabulary = {
             t: i for i, t in enumerate(dict.fromkeys(chain.from_iterable(token_lists)))
         }
@@ -60,7 +65,8 @@ class InvertedIndex:
             count=int(lengths.sum()),
         )
         docs = np.repeat(np.arange(len(token_lists), dtype=np.int64), lengths)
-        # One (term, chunk) key per token; unique keys sorted by term then chunk give the postings in order.
+        # One (term, chunk) key per token; unique keys sorted by term then chunk give
+        # the postings in order.
         terms *= len(token_lists)
         terms += docs
         del docs
@@ -102,7 +108,8 @@ class InvertedIndex:
         return np.diff(self.indptr)
 
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk ids, counts) of ``term``; empty arrays for a term no chunk contains."""
+        """(chunk ids, counts) of ``term``; empty arrays for a term no chunk
+        contains."""
         i = self.vocabulary.get(validate.text(term, "term"))
         if i is None:
             return self.doc_ids[:0], self.counts[:0]
@@ -122,7 +129,8 @@ class InvertedIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the postings and lengths arrays (not counting the vocabulary dictionary)."""
+        """Bytes held by the postings and lengths arrays (not counting the vocabulary
+        dictionary)."""
         return (
             self.doc_ids.nbytes
             + self.counts.nbytes

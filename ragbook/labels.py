@@ -1,9 +1,10 @@
 """Labelled questions and relevance from evidence spans (chapters 3, 4 and 9).
 
-Each question lists the pieces of evidence its answer needs; each piece lists every span of the corpus that
-states it (alternatives: a fact stated in the lead and again in the body has two). A span is a character
-range of one document. Relevance is defined by position, independently of any chunker: a chunk is relevant
-to a piece of evidence when its range contains one of the piece's spans whole,
+Each question lists the pieces of evidence its answer needs; each piece lists every span
+of the corpus that states it (alternatives: a fact stated in the lead and again in the
+body has two). A span is a character range of one document. Relevance is defined by
+position, independently of any chunker: a chunk is relevant to a piece of evidence when
+its range contains one of the piece's spans whole,
 
     chunk.start <= span.start  and  span.end <= chunk.end  (same document),
 
@@ -61,7 +62,8 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Question:
-    """A labelled question: text, short answer, style and the evidence pieces (none if unanswerable)."""
+    """A labelled question: text, short answer, style and the evidence pieces (none if
+    unanswerable)."""
 
     id: str
     text: str
@@ -82,8 +84,8 @@ class Question:
 def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
     """The unique occurrence of ``text`` in document ``doc_id`` as a :class:`Span`.
 
-    Raises ``ValueError`` when the document is unknown, or the text occurs nowhere or more than once (an
-    ambiguous label could mark the wrong place).
+    Raises ``ValueError`` when the document is unknown, or the text occurs nowhere or
+    more than once (an ambiguous label could mark the wrong place).
     """
     validate.text(doc_id, "doc_id"), validate.text(text, "text")
     if doc_id not in documents:
@@ -106,7 +108,8 @@ def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
 def parse_questions(
     records: Sequence[dict], documents: Iterable[Document]
 ) -> list[Question]:
-    """Turn question records (the JSON format of ``questions.json``) into :class:`Question` objects."""
+    """Turn question records (the JSON format of ``questions.json``) into
+    :class:`Question` objects."""
     by_id = {
         d.id: d for d in validate.sequence(documents, "documents", "Document objects")
     }
@@ -170,7 +173,8 @@ def parse_questions(
 def load_questions(
     documents: Iterable[Document], path: str | os.PathLike | None = None
 ) -> list[Question]:
-    """The labelled questions (by default the bundled ``ragbook/data/questions.json``) against ``documents``."""
+    """The labelled questions (by default the bundled ``ragbook/data/questions.json``)
+    against ``documents``."""
     if path is None:
         raw = (resources.files("ragbook") / "data" / "questions.json").read_text(
             encoding="utf-8"
@@ -195,7 +199,8 @@ def load_questions(
 
 
 def contains_span(chunk, span: Span) -> bool:
-    """Whether ``chunk`` (anything with ``doc_id``, ``start``, ``end``) holds ``span`` whole."""
+    """Whether ``chunk`` (anything with ``doc_id``, ``start``, ``end``) holds ``span``
+    whole."""
     if not isinstance(span, Span):
         raise TypeError(f"span must be a Span, got {type(span).__name__}")
     return (
@@ -206,7 +211,8 @@ def contains_span(chunk, span: Span) -> bool:
 
 
 def relevant_chunks(question: Question, chunks: Sequence) -> list[frozenset[int]]:
-    """For each evidence piece, the positions in ``chunks`` of the chunks that contain one of its spans."""
+    """For each evidence piece, the positions in ``chunks`` of the chunks that contain
+    one of its spans."""
     if not isinstance(question, Question):
         raise TypeError(f"question must be a Question, got {type(question).__name__}")
     chunks = validate.sequence(chunks, "chunks", "chunks")
@@ -226,7 +232,8 @@ def relevant_chunks(question: Question, chunks: Sequence) -> list[frozenset[int]
 
 
 def is_cut(evidence: Evidence, chunks: Sequence) -> bool:
-    """True when no chunk contains any of the evidence's spans whole: no ranking can then retrieve it."""
+    """True when no chunk contains any of the evidence's spans whole: no ranking can
+    then retrieve it."""
     if not isinstance(evidence, Evidence):
         raise TypeError(f"evidence must be an Evidence, got {type(evidence).__name__}")
     chunks = validate.sequence(chunks, "chunks", "chunks")

@@ -1,14 +1,17 @@
-"""Latent semantic analysis: dense vectors from the SVD of the tf-idf matrix (chapter 6).
+"""Latent semantic analysis: dense vectors from the SVD of the tf-idf matrix (chapter
+6).
 
-X is the tf-idf matrix of the chunks, one unit-length row per chunk, over the terms found in at least two
-chunks (a term in a single chunk carries no co-occurrence information). Its singular value decomposition
-X = U S V^T, singular values in decreasing order, gives by the Eckart-Young theorem the closest rank-r matrix
-to X in the Frobenius norm: U_r S_r V_r^T. A chunk or query with tf-idf row x is embedded as x V_r, its
-projection on the first r right singular vectors, and compared by cosine. The rows of V_r S_r embed the terms.
+X is the tf-idf matrix of the chunks, one unit-length row per chunk, over the terms
+found in at least two chunks (a term in a single chunk carries no co-occurrence
+information). Its singular value decomposition X = U S V^T, singular values in
+decreasing order, gives by the Eckart-Young theorem the closest rank-r matrix to X in
+the Frobenius norm: U_r S_r V_r^T. A chunk or query with tf-idf row x is embedded as x
+V_r, its projection on the first r right singular vectors, and compared by cosine. The
+rows of V_r S_r embed the terms.
 
-With r equal to the rank of X nothing is lost, and the ranking equals the tf-idf cosine ranking over the
-same terms; a smaller r merges terms that occur in similar chunks. The SVD here is dense and exact, which
-suits collections of a few thousand chunks.
+With r equal to the rank of X nothing is lost, and the ranking equals the tf-idf cosine
+ranking over the same terms; a smaller r merges terms that occur in similar chunks. The
+SVD here is dense and exact, which suits collections of a few thousand chunks.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ __all__ = ["LSA"]
 
 
 class LSA:
-    """An LSA encoder fitted on a collection: ``encode`` maps texts to unit vectors of r dimensions."""
+    """An LSA encoder fitted on a collection: ``encode`` maps texts to unit vectors of r
+    dimensions."""
 
     def __init__(
         self,
@@ -72,7 +76,8 @@ class LSA:
         ]  # V_r^T: one right singular vector per row
 
     def _tfidf_rows(self, token_lists: Sequence[Sequence[str]]) -> np.ndarray:
-        """Unit-length tf-idf rows (raw counts times smoothed idf) over the kept terms; empty rows stay zero."""
+        """Unit-length tf-idf rows (raw counts times smoothed idf) over the kept terms;
+        empty rows stay zero."""
         rows = np.zeros((len(token_lists), len(self.terms)))
         for r, tokens in enumerate(token_lists):
             for t in tokens:
@@ -85,14 +90,16 @@ class LSA:
         return rows
 
     def project(self, texts: Sequence[str]) -> np.ndarray:
-        """x V_r for each text's tf-idf row x: the coordinates before normalisation (zero if no kept term)."""
+        """x V_r for each text's tf-idf row x: the coordinates before normalisation
+        (zero if no kept term)."""
         return (
             self._tfidf_rows([self.analyzer(t) for t in validate.texts(texts, "texts")])
             @ self.components.T
         )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of r dimensions; a text that shares no kept term with the collection is an error."""
+        """Unit vectors of r dimensions; a text that shares no kept term with the
+        collection is an error."""
         texts = validate.texts(texts, "texts")
         vectors = self.project(texts)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -112,7 +119,8 @@ class LSA:
         return self.components.T * self.singular_values
 
     def nearest_terms(self, term: str, n: int = 5) -> list[tuple[str, float]]:
-        """The n terms whose embeddings have the largest cosine with ``term``'s (itself excluded)."""
+        """The n terms whose embeddings have the largest cosine with ``term``'s (itself
+        excluded)."""
         validate.text(term, "term")
         n = validate.count(n, "n")
         if term not in self.columns:

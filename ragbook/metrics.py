@@ -2,16 +2,20 @@
 
 A ranking is a sequence of chunk ids (ints), best first, without repeats. The metrics:
 
-- :func:`recall_at_k`: the share of evidence pieces with at least one of their chunks in the top k;
-- :func:`recall_of_documents_at_k`: the share of relevant chunks in the top k (trec_eval's R@k);
+- :func:`recall_at_k`: the share of evidence pieces with at least one of their chunks in
+  the top k;
+- :func:`recall_of_documents_at_k`: the share of relevant chunks in the top k
+  (trec_eval's R@k);
 - :func:`precision_at_k`: relevant chunks in the top k, divided by k (trec_eval's P@k);
-- :func:`reciprocal_rank` and :func:`mean_reciprocal_rank`: 1 / rank of the first relevant chunk;
-- :func:`dcg_at_k` and :func:`ndcg_at_k`: graded gains discounted by log2(rank + 1), and divided by the
-  best DCG the judged collection allows.
+- :func:`reciprocal_rank` and :func:`mean_reciprocal_rank`: 1 / rank of the first
+  relevant chunk;
+- :func:`dcg_at_k` and :func:`ndcg_at_k`: graded gains discounted by log2(rank + 1), and
+  divided by the best DCG the judged collection allows.
 
-Means over a few dozen questions are uncertain: :func:`bootstrap_interval` gives a percentile interval
-and :func:`paired_bootstrap` compares two systems on the same questions. :func:`evaluate_retrieval` runs
-a search function over labelled questions and returns a :class:`RetrievalReport`.
+Means over a few dozen questions are uncertain: :func:`bootstrap_interval` gives a
+percentile interval and :func:`paired_bootstrap` compares two systems on the same
+questions. :func:`evaluate_retrieval` runs a search function over labelled questions and
+returns a :class:`RetrievalReport`.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ __all__ = [
 ]
 
 
-# ---- checks -----------------------------------------------------------------------------------------
+# ---- checks --------------------------------------------------------------------------
 def _check_ranking(ranking: Sequence[int]) -> list[int]:
     """The ranking as a list of ints; raises for anything but ints, and for repeats."""
     if isinstance(ranking, (str, bytes)) or not isinstance(ranking, Iterable):
@@ -104,16 +108,18 @@ def _check_gains(gains: Mapping[int, float]) -> dict[int, float]:
     return checked
 
 
-# ---- metrics ----------------------------------------------------------------------------------------
+# ---- metrics -------------------------------------------------------------------------
 def recall_at_k(
     ranking: Sequence[int], pieces: Sequence[Collection[int]], k: int
 ) -> float:
-    """Evidence recall: (1/m) * sum over the m pieces of [top k holds one of the piece's chunks] (chapter 9).
+    """Evidence recall: (1/m) * sum over the m pieces of [top k holds one of the piece's
+    chunks] (chapter 9).
 
-    ``pieces`` holds one set of relevant chunk ids per piece of evidence (:func:`ragbook.labels.relevant_chunks`):
-    a question that needs two facts and finds one has recall 0.5. A piece with no chunk at all (the
-    chunker cut its every span) counts as not found. Raises for no pieces: an unanswerable question has
-    no recall, and the caller must skip it.
+    ``pieces`` holds one set of relevant chunk ids per piece of evidence
+    (:func:`ragbook.labels.relevant_chunks`): a question that needs two facts and finds
+    one has recall 0.5. A piece with no chunk at all (the chunker cut its every span)
+    counts as not found. Raises for no pieces: an unanswerable question has no recall,
+    and the caller must skip it.
     """
     k = validate.k(k)
     top = set(_check_ranking(ranking)[:k])
@@ -141,8 +147,9 @@ def recall_of_documents_at_k(
 ) -> float:
     """Document recall, trec_eval's R@k: |top k ∩ relevant| / |relevant| (chapter 9).
 
-    Every relevant chunk counts, so two chunks stating the same fact count twice; :func:`recall_at_k`
-    counts facts instead. Raises when ``relevant`` is empty (the ratio is undefined).
+    Every relevant chunk counts, so two chunks stating the same fact count twice;
+    :func:`recall_at_k` counts facts instead. Raises when ``relevant`` is empty (the
+    ratio is undefined).
     """
     k = validate.k(k)
     top = _check_ranking(ranking)[:k]
@@ -157,8 +164,9 @@ def recall_of_documents_at_k(
 def precision_at_k(ranking: Sequence[int], relevant: Collection[int], k: int) -> float:
     """Precision: |top k ∩ relevant| / k (chapter 9).
 
-    The denominator is k even when the ranking is shorter than k, which is trec_eval's P@k convention:
-    a system that returns fewer results is not rewarded for it. An empty ``relevant`` gives 0.
+    The denominator is k even when the ranking is shorter than k, which is trec_eval's
+    P@k convention: a system that returns fewer results is not rewarded for it. An empty
+    ``relevant`` gives 0.
     """
     k = validate.k(k)
     top = _check_ranking(ranking)[:k]
@@ -166,7 +174,8 @@ def precision_at_k(ranking: Sequence[int], relevant: Collection[int], k: int) ->
 
 
 def reciprocal_rank(ranking: Sequence[int], relevant: Collection[int]) -> float:
-    """Reciprocal rank: 1 / rank of the first relevant chunk, 0 when none is retrieved (chapter 9)."""
+    """Reciprocal rank: 1 / rank of the first relevant chunk, 0 when none is retrieved
+    (chapter 9)."""
     relevant = _check_relevant(relevant)
     for rank, chunk_id in enumerate(_check_ranking(ranking), start=1):
         if chunk_id in relevant:
@@ -179,7 +188,8 @@ def mean_reciprocal_rank(
 ) -> float:
     """MRR: (1/n) * sum over n questions of :func:`reciprocal_rank` (chapter 9).
 
-    ``rankings`` and ``relevants`` are paired by position and must have the same, non-zero, length.
+    ``rankings`` and ``relevants`` are paired by position and must have the same,
+    non-zero, length.
     """
     rankings = validate.sequence(
         rankings, "rankings", "rankings (sequences of chunk ids)"
@@ -203,7 +213,8 @@ def _discounted(gains: Iterable[float]) -> float:
 
 
 def dcg_at_k(ranking: Sequence[int], gains: Mapping[int, float], k: int) -> float:
-    """DCG@k = sum over ranks r = 1..k of gain(d_r) / log2(r + 1), linear gain (chapter 9).
+    """DCG@k = sum over ranks r = 1..k of gain(d_r) / log2(r + 1), linear gain (chapter
+    9).
 
     ``gains`` maps chunk ids to gains >= 0; a chunk it does not name has gain 0.
     """
@@ -214,12 +225,14 @@ def dcg_at_k(ranking: Sequence[int], gains: Mapping[int, float], k: int) -> floa
 
 
 def ndcg_at_k(ranking: Sequence[int], gains: Mapping[int, float], k: int) -> float:
-    """nDCG@k = DCG@k / IDCG@k, where IDCG@k is the DCG of the k largest gains of ``gains`` (chapter 9).
+    """nDCG@k = DCG@k / IDCG@k, where IDCG@k is the DCG of the k largest gains of
+    ``gains`` (chapter 9).
 
-    The ideal comes from every judged chunk of the collection, sorted by gain descending, not from the
-    retrieved ones only: dividing by the ideal of the retrieved list would give a system that finds one
-    of two relevant chunks, at rank 3, the score 0.5 instead of 0.5 / 1.6309 = 0.3066. This is trec_eval's
-    ndcg_cut. When no gain is positive there is nothing to find, and nDCG is 0 (not undefined).
+    The ideal comes from every judged chunk of the collection, sorted by gain
+    descending, not from the retrieved ones only: dividing by the ideal of the retrieved
+    list would give a system that finds one of two relevant chunks, at rank 3, the score
+    0.5 instead of 0.5 / 1.6309 = 0.3066. This is trec_eval's ndcg_cut. When no gain is
+    positive there is nothing to find, and nDCG is 0 (not undefined).
     """
     k = validate.k(k)
     gains = _check_gains(gains)
@@ -229,7 +242,7 @@ def ndcg_at_k(ranking: Sequence[int], gains: Mapping[int, float], k: int) -> flo
     return dcg_at_k(ranking, gains, k) / ideal
 
 
-# ---- uncertainty ------------------------------------------------------------------------------------
+# ---- uncertainty ---------------------------------------------------------------------
 def _check_values(values: Sequence[float], what: str = "values") -> np.ndarray:
     array = validate.finite_array(values, what)
     if array.ndim != 1:
@@ -257,7 +270,8 @@ def _check_seed(seed: int) -> int:
 def _resampled(
     values: np.ndarray, statistic: Callable, resamples: int, seed: int
 ) -> np.ndarray:
-    """``statistic`` of ``resamples`` resamples of ``values`` (n draws with replacement each)."""
+    """``statistic`` of ``resamples`` resamples of ``values`` (n draws with replacement
+    each)."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, values.size, size=(resamples, values.size))
     results = np.array([float(statistic(values[row])) for row in draws])
@@ -282,9 +296,10 @@ def bootstrap_interval(
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of ``statistic`` over questions (chapter 9).
 
-    Draw n of the n per-question values with replacement, ``resamples`` times, apply ``statistic`` to
-    each resample, and return the (1 - c)/2 and (1 + c)/2 quantiles of the results for confidence c.
-    The resamples come from ``numpy.random.default_rng(seed)``, so the same seed gives the same interval.
+    Draw n of the n per-question values with replacement, ``resamples`` times, apply
+    ``statistic`` to each resample, and return the (1 - c)/2 and (1 + c)/2 quantiles of
+    the results for confidence c. The resamples come from
+    ``numpy.random.default_rng(seed)``, so the same seed gives the same interval.
     """
     _check_bootstrap(confidence, resamples)
     if not callable(statistic):
@@ -301,9 +316,10 @@ def bootstrap_interval(
 class PairedComparison:
     """System a against system b on the same questions (see :func:`paired_bootstrap`).
 
-    ``mean_difference`` is mean(a - b); ``interval`` its percentile bootstrap interval; ``share_a_greater``
-    the share of resamples whose mean of a is above that of b; ``a_better``, ``a_worse`` and ``tied`` count
-    the questions where a's value is above, below or exactly equal to b's.
+    ``mean_difference`` is mean(a - b); ``interval`` its percentile bootstrap interval;
+    ``share_a_greater`` the share of resamples whose mean of a is above that of b;
+    ``a_better``, ``a_worse`` and ``tied`` count the questions where a's value is above,
+    below or exactly equal to b's.
     """
 
     mean_difference: float
@@ -321,11 +337,13 @@ def paired_bootstrap(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> PairedComparison:
-    """Paired percentile bootstrap of mean(a) - mean(b) over the same questions (chapter 9).
+    """Paired percentile bootstrap of mean(a) - mean(b) over the same questions (chapter
+    9).
 
-    Question i is resampled with both its values, so the per-question differences d_i = a_i - b_i are
-    what is resampled: the interval is :func:`bootstrap_interval` of d with the same seed, and a resample
-    has mean(a) > mean(b) exactly when its mean of d is above 0.
+    Question i is resampled with both its values, so the per-question differences d_i =
+    a_i - b_i are what is resampled: the interval is :func:`bootstrap_interval` of d
+    with the same seed, and a resample has mean(a) > mean(b) exactly when its mean of d
+    is above 0.
     """
     _check_bootstrap(confidence, resamples)
     a, b = _check_values(values_a, "values_a"), _check_values(values_b, "values_b")
@@ -345,14 +363,16 @@ def paired_bootstrap(
     )
 
 
-# ---- evaluation loop --------------------------------------------------------------------------------
+# ---- evaluation loop -----------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class RetrievalReport:
-    """Per-question retrieval metrics over the answerable questions (see :func:`evaluate_retrieval`).
+    """Per-question retrieval metrics over the answerable questions (see
+    :func:`evaluate_retrieval`).
 
-    ``values`` maps each metric name (``recall@k`` for every k, ``rr``, ``ndcg@10``) to a read-only array
-    with one value per question of ``question_ids``; ``rankings`` holds what the search returned for each,
-    as (chunk id, score) pairs; ``skipped`` counts the unanswerable questions left out.
+    ``values`` maps each metric name (``recall@k`` for every k, ``rr``, ``ndcg@10``) to
+    a read-only array with one value per question of ``question_ids``; ``rankings``
+    holds what the search returned for each, as (chunk id, score) pairs; ``skipped``
+    counts the unanswerable questions left out.
     """
 
     question_ids: tuple[str, ...]
@@ -387,13 +407,15 @@ class RetrievalReport:
         resamples: int = 2000,
         seed: int = 0,
     ) -> tuple[float, float]:
-        """The :func:`bootstrap_interval` of the mean of ``metric`` over the questions."""
+        """The :func:`bootstrap_interval` of the mean of ``metric`` over the
+        questions."""
         return bootstrap_interval(
             self.per_question(metric), np.mean, confidence, resamples, seed
         )
 
     def table(self, confidence: float = 0.95) -> str:
-        """A text table: each metric with its mean and bootstrap interval, then the question counts."""
+        """A text table: each metric with its mean and bootstrap interval, then the
+        question counts."""
         _check_bootstrap(confidence, 1)
         head = f"{confidence:.0%} interval"
         rows = [f"{'metric':<10} {'mean':>6}  {head}"]
@@ -408,12 +430,14 @@ class RetrievalReport:
         return "\n".join(rows)
 
     def write_run(self, path: str | os.PathLike[str], tag: str = "ragbook") -> None:
-        """Write the rankings as a TREC run (``qid Q0 docid rank score tag``, docid = str(chunk id)).
+        """Write the rankings as a TREC run (``qid Q0 docid rank score tag``, docid =
+        str(chunk id)).
 
-        Uses :func:`ragbook.formats.write_trec_run`, which raises for a question whose search returned
-        nothing (trec_eval would drop it rather than score it 0). Only evaluated (answerable) questions are
-        written. trec_eval orders tied scores by docid descending, so with ties its ranking can differ
-        from the one evaluated here.
+        Uses :func:`ragbook.formats.write_trec_run`, which raises for a question whose
+        search returned nothing (trec_eval would drop it rather than score it 0). Only
+        evaluated (answerable) questions are written. trec_eval orders tied scores by
+        docid descending, so with ties its ranking can differ from the one evaluated
+        here.
         """
         run = {
             qid: [(str(chunk_id), score) for chunk_id, score in ranking]
@@ -501,14 +525,16 @@ def evaluate_retrieval(
     ks: Sequence[int] = (1, 3, 5, 10),
     depth: int | None = None,
 ) -> RetrievalReport:
-    """Run ``search(question.text, depth)`` for every answerable question and score it (chapter 9).
+    """Run ``search(question.text, depth)`` for every answerable question and score it
+    (chapter 9).
 
-    ``search`` returns at most ``depth`` hits (or (chunk id, score) pairs), best first; ``depth`` defaults to the
-    largest k. Per question: :func:`recall_at_k` per evidence piece (via
-    :func:`ragbook.labels.relevant_chunks`) for each k, :func:`reciprocal_rank` and :func:`ndcg_at_k` at 10
-    with gain 1 for every chunk relevant to some piece. nDCG@10 counts ranks beyond the depth as misses,
-    so with a depth below 10 it is a lower bound. Unanswerable questions have no relevant chunks and are
-    skipped and counted; evidence that the chunker cut counts as not found.
+    ``search`` returns at most ``depth`` hits (or (chunk id, score) pairs), best first;
+    ``depth`` defaults to the largest k. Per question: :func:`recall_at_k` per evidence
+    piece (via :func:`ragbook.labels.relevant_chunks`) for each k,
+    :func:`reciprocal_rank` and :func:`ndcg_at_k` at 10 with gain 1 for every chunk
+    relevant to some piece. nDCG@10 counts ranks beyond the depth as misses, so with a
+    depth below 10 it is a lower bound. Unanswerable questions have no relevant chunks
+    and are skipped and counted; evidence that the chunker cut counts as not found.
     """
     if isinstance(ks, numbers.Integral):
         raise TypeError(

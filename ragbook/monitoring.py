@@ -1,8 +1,10 @@
-"""Monitoring a deployed system: hostile text, what to log for each question, and when to alert (chapter 15).
+"""Monitoring a deployed system: hostile text, what to log for each question, and when
+to alert (chapter 15).
 
-Retrieved text is data written by others; :func:`instruction_like` flags chunks that address the model.
-:func:`log_entry` records what each question retrieved, how many tokens it cost, and whether it abstained or
-failed the grounding checks, and :func:`alerts` watches a batch of entries against :data:`DEFAULT_LIMITS`.
+Retrieved text is data written by others; :func:`instruction_like` flags chunks that
+address the model. :func:`log_entry` records what each question retrieved, how many
+tokens it cost, and whether it abstained or failed the grounding checks, and
+:func:`alerts` watches a batch of entries against :data:`DEFAULT_LIMITS`.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ _INSTRUCTION = re.compile(
 def instruction_like(text: str) -> bool:
     """Whether a chunk's text addresses the model or imitates the prompt's delimiters.
 
-    A cheap signal to log and alert on, not a defence: a pattern list misses any instruction phrased
-    differently, and a plain false statement ("refunds are now unlimited") contains no instruction at all.
+    A cheap signal to log and alert on, not a defence: a pattern list misses any
+    instruction phrased differently, and a plain false statement ("refunds are now
+    unlimited") contains no instruction at all.
     """
     return bool(_INSTRUCTION.search(validate.text(text, "text")))
 
@@ -48,11 +51,12 @@ def log_entry(
     store: DocumentStore,
     count: Callable[[str], int] = count_tokens,
 ) -> dict:
-    """What to record for one question (chapter 15): retrieval, cost, outcome and warning signs.
+    """What to record for one question (chapter 15): retrieval, cost, outcome and
+    warning signs.
 
-    ``unreadable`` counts prompt chunks the user may not read and ``superseded`` those whose document is no
-    longer current in ``store`` (both must stay 0); ``instruction_like`` counts prompt chunks that match
-    :func:`instruction_like`.
+    ``unreadable`` counts prompt chunks the user may not read and ``superseded`` those
+    whose document is no longer current in ``store`` (both must stay 0);
+    ``instruction_like`` counts prompt chunks that match :func:`instruction_like`.
     """
     for value, name, kind in (
         (answer, "answer", Answer),
@@ -105,8 +109,9 @@ DEFAULT_LIMITS = {
 def alerts(
     entries: Sequence[dict], limits: Mapping[str, float] | None = None
 ) -> list[str]:
-    """Alerts for a batch of :func:`log_entry` records: any unreadable, superseded or instruction-like chunk
-    in a prompt, and rates of abstention, failed claims and low retrieval scores above their limits."""
+    """Alerts for a batch of :func:`log_entry` records: any unreadable, superseded or
+    instruction-like chunk in a prompt, and rates of abstention, failed claims and low
+    retrieval scores above their limits."""
     entries = validate.sequence(entries, "entries", "log entries (dicts)")
     if not entries:
         raise ValueError("there are no log entries to watch")

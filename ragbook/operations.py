@@ -1,6 +1,8 @@
-"""RAG in operation, re-exported in one place from its four modules: :mod:`ragbook.orgdocs` (the organisation's document
-format), :mod:`ragbook.access` (users and the chunks they may read), :mod:`ragbook.store` (the document store)
-and :mod:`ragbook.monitoring` (hostile text, log entries and alerts). Import from those modules."""
+"""RAG in operation, re-exported in one place from its four modules:
+:mod:`ragbook.orgdocs` (the organisation's document format), :mod:`ragbook.access`
+(users and the chunks they may read), :mod:`ragbook.store` (the document store) and
+:mod:`ragbook.monitoring` (hostile text, log entries and alerts). Import from those
+modules."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""An organisation's documents: a metadata block (id, access level, version, date), then Markdown (chapter 15).
+"""An organisation's documents: a metadata block (id, access level, version, date), then
+Markdown (chapter 15).
 
-An organisation's documents differ from an encyclopedia's: each carries an access level and exists in
-versions. A document file starts with a metadata block of ``key: value`` lines, ended by a blank line, then
-the Markdown that :func:`ragbook.documents.parse_markdown` reads::
+An organisation's documents differ from an encyclopedia's: each carries an access level
+and exists in versions. A document file starts with a metadata block of ``key: value``
+lines, ended by a blank line, then the Markdown that
+:func:`ragbook.documents.parse_markdown` reads::
 
     id: refund-policy        (optional; the file name without extension by default)
     access: public           (one of ACCESS_LEVELS)
@@ -12,8 +14,9 @@ the Markdown that :func:`ragbook.documents.parse_markdown` reads::
     # Refund policy
     ...
 
-Files are read and folders listed as for the encyclopedia (:func:`ragbook.documents.read_text`,
-:func:`ragbook.documents.document_paths`); only the metadata block is this module's own.
+Files are read and folders listed as for the encyclopedia
+(:func:`ragbook.documents.read_text`, :func:`ragbook.documents.document_paths`); only
+the metadata block is this module's own.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 @dataclass(frozen=True)
 class DocumentMeta:
-    """What the store knows about a document besides its text: id, access level, version and date."""
+    """What the store knows about a document besides its text: id, access level, version
+    and date."""
 
     doc_id: str
     access: str
@@ -56,7 +60,8 @@ class DocumentMeta:
 
 @dataclass(frozen=True)
 class OrgDocument:
-    """One version of an organisation's document: its metadata and its parsed Markdown."""
+    """One version of an organisation's document: its metadata and its parsed
+    Markdown."""
 
     meta: DocumentMeta
     document: Document
@@ -105,9 +110,10 @@ def _metadata_lines(text: str, name: str) -> tuple[dict[str, str], str]:
 def parse_org_document(text: str, name: str) -> OrgDocument:
     """Read the metadata block and the Markdown after it (chapter 15).
 
-    ``name`` is the document id unless the block gives one. Raises ``ValueError`` for a missing key, an
-    access level not in :data:`ACCESS_LEVELS`, a version that is not a whole number of at least 1, a date
-    that is not ``YYYY-MM-DD``, an unknown or repeated key, and a block without text after it.
+    ``name`` is the document id unless the block gives one. Raises ``ValueError`` for a
+    missing key, an access level not in :data:`ACCESS_LEVELS`, a version that is not a
+    whole number of at least 1, a date that is not ``YYYY-MM-DD``, an unknown or
+    repeated key, and a block without text after it.
     """
     name = validate.text(name, "name")
     if not isinstance(text, str):
@@ -155,7 +161,8 @@ def parse_org_document(text: str, name: str) -> OrgDocument:
 
 
 def read_org_document(path: str | os.PathLike) -> OrgDocument:
-    """Read one file with a metadata block; its id defaults to the file name without extension."""
+    """Read one file with a metadata block; its id defaults to the file name without
+    extension."""
     path = Path(path)
     return parse_org_document(read_text(path), path.stem)
 
@@ -178,8 +185,8 @@ def read_org_folder(folder: str | os.PathLike) -> list[OrgDocument]:
 
 
 def load_org_corpus() -> list[OrgDocument]:
-    """The fictitious company's documents that ship with ragbook (``ragbook/data/org``), every version,
-    sorted by document id then version."""
+    """The fictitious company's documents that ship with ragbook (``ragbook/data/org``),
+    every version, sorted by document id then version."""
     folder = resources.files("ragbook") / "data" / "org"
     documents = [
         parse_org_document(entry.read_text(encoding="utf-8"), entry.name[:-3])

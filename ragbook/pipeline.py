@@ -1,10 +1,12 @@
-"""The whole system: from a question to a checked, cited answer, and its evaluation (chapter 14).
+"""The whole system: from a question to a checked, cited answer, and its evaluation
+(chapter 14).
 
-:func:`answer_question` runs one question through retrieval, prompt assembly, generation and the grounding
-checks. :class:`RAGPipeline` wraps the same steps in the shape many tutorials use: ``index(documents)``
-then ``query(question, k)``. :func:`evaluate_answers` splits end-to-end accuracy into the retriever's
-recall r and the generator's accuracy with (a) and without (b) the evidence in the prompt, the decomposition
-of :mod:`ragbook.composition`: accuracy = r a + (1 - r) b.
+:func:`answer_question` runs one question through retrieval, prompt assembly, generation
+and the grounding checks. :class:`RAGPipeline` wraps the same steps in the shape many
+tutorials use: ``index(documents)`` then ``query(question, k)``.
+:func:`evaluate_answers` splits end-to-end accuracy into the retriever's recall r and
+the generator's accuracy with (a) and without (b) the evidence in the prompt, the
+decomposition of :mod:`ragbook.composition`: accuracy = r a + (1 - r) b.
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ READERS = ("lexical", "semantic")
 
 @dataclass(frozen=True)
 class Retrieved:
-    """One retrieved chunk: its rank, score, the source label shown in the prompt, and the chunk."""
+    """One retrieved chunk: its rank, score, the source label shown in the prompt, and
+    the chunk."""
 
     rank: int
     score: float
@@ -70,7 +73,8 @@ class Retrieved:
 
 @dataclass(frozen=True)
 class Answer:
-    """Everything :func:`answer_question` did: the answer, its prompt, what was retrieved, and the checks."""
+    """Everything :func:`answer_question` did: the answer, its prompt, what was
+    retrieved, and the checks."""
 
     question: str
     answer: str
@@ -84,7 +88,8 @@ class Answer:
 
     @property
     def supported(self) -> bool:
-        """Not an abstention, at least one claim, and every claim passes :func:`ragbook.verification.check_claim`."""
+        """Not an abstention, at least one claim, and every claim passes
+        :func:`ragbook.verification.check_claim`."""
         return (
             not self.abstained
             and bool(self.checks)
@@ -99,7 +104,8 @@ def make_chunks(
     overlap: int = 0,
     headers: bool = True,
 ) -> list[Chunk]:
-    """Chunk ``documents`` with one of :data:`CHUNKERS` (``words`` is the limit or the window size)."""
+    """Chunk ``documents`` with one of :data:`CHUNKERS` (``words`` is the limit or the
+    window size)."""
     validate.text(chunker, "chunker")
     if chunker == "sentences":
         return sentence_chunks(documents, words, headers=headers)
@@ -125,9 +131,10 @@ def make_retriever(
 ) -> Retriever:
     """A retriever over the chunks' indexed text: one of :data:`RETRIEVERS`.
 
-    ``lsa`` and ``embedder`` are dense (exact search, or IVF with ``lists`` and ``probes``); ``hybrid`` fuses
-    BM25 with the MiniLM embedder by reciprocal rank fusion of their top ``depth``. With ``cache`` the
-    MiniLM vectors of the chunks are kept on disk (:class:`~ragbook.embedder.CachedEncoder`).
+    ``lsa`` and ``embedder`` are dense (exact search, or IVF with ``lists`` and
+    ``probes``); ``hybrid`` fuses BM25 with the MiniLM embedder by reciprocal rank
+    fusion of their top ``depth``. With ``cache`` the MiniLM vectors of the chunks are
+    kept on disk (:class:`~ragbook.embedder.CachedEncoder`).
     """
     validate.text(name, "name")
     if name not in RETRIEVERS:
@@ -166,9 +173,11 @@ def make_retriever(
 
 
 def idf_lookup(chunks: Sequence[Chunk] | BM25) -> Callable[[str], float]:
-    """Lucene's idf of a term over the chunks (a term no chunk contains gets the idf of n = 0).
+    """Lucene's idf of a term over the chunks (a term no chunk contains gets the idf of
+    n = 0).
 
-    Given a :class:`~ragbook.bm25.BM25` index already built over the chunks, its idf is read, not rebuilt.
+    Given a :class:`~ragbook.bm25.BM25` index already built over the chunks, its idf is
+    read, not rebuilt.
     """
     index = (
         chunks
@@ -193,12 +202,15 @@ def answer_question(
     support_threshold: float = SUPPORT_THRESHOLD,
     rewrite: Callable[[str], str] | None = None,
 ) -> Answer:
-    """Retrieve the top k chunks, build the prompt (packed into ``budget`` tokens if given), generate, check.
+    """Retrieve the top k chunks, build the prompt (packed into ``budget`` tokens if
+    given), generate, check.
 
-    ``allowed`` restricts retrieval to the chunks a user may read, before ranking (chapter 15). ``rewrite``
-    (a :class:`~ragbook.glossary.Glossary`, say) turns the question into the retrieval query; the prompt
-    keeps the question as asked. ``support_threshold`` is the support share each claim needs
-    (:func:`ragbook.verification.check_claim`). The sources' labels come from the chunks' headers.
+    ``allowed`` restricts retrieval to the chunks a user may read, before ranking
+    (chapter 15). ``rewrite`` (a :class:`~ragbook.glossary.Glossary`, say) turns the
+    question into the retrieval query; the prompt keeps the question as asked.
+    ``support_threshold`` is the support share each claim needs
+    (:func:`ragbook.verification.check_claim`). The sources' labels come from the
+    chunks' headers.
     """
     question = validate.query(question, "question", terms=False)
     support_threshold = validate.real(
@@ -232,15 +244,19 @@ def answer_question(
 
 
 class RAGPipeline:
-    """index(documents, names) -> number of chunks; query(question, k) -> answer, prompt and retrieved chunks.
+    """index(documents, names) -> number of chunks; query(question, k) -> answer, prompt
+    and retrieved chunks.
 
-    Configured with any of the book's chunkers (:data:`CHUNKERS`), retrievers (:data:`RETRIEVERS`) and
-    generators. Without a ``generator`` the offline reader named by ``reader`` answers (:data:`READERS`:
-    ``lexical`` is :class:`~ragbook.readers.ExtractiveGenerator`, ``semantic`` is
-    :class:`~ragbook.readers.SemanticExtractiveGenerator` with MiniLM); the reader abstains when its best
-    sentence scores below ``abstain_below`` (a coverage share for the lexical reader, a cosine for the
-    semantic one; each reader's own default if not given). ``glossary`` (any question rewrite) shapes the retrieval query and the semantic
-    reader's question; ``cache`` keeps MiniLM chunk vectors on disk between runs.
+    Configured with any of the book's chunkers (:data:`CHUNKERS`), retrievers
+    (:data:`RETRIEVERS`) and generators. Without a ``generator`` the offline reader
+    named by ``reader`` answers (:data:`READERS`: ``lexical`` is
+    :class:`~ragbook.readers.ExtractiveGenerator`, ``semantic`` is
+    :class:`~ragbook.readers.SemanticExtractiveGenerator` with MiniLM); the reader
+    abstains when its best sentence scores below ``abstain_below`` (a coverage share for
+    the lexical reader, a cosine for the semantic one; each reader's own default if not
+    given). ``glossary`` (any question rewrite) shapes the retrieval query and the
+    semantic reader's question; ``cache`` keeps MiniLM chunk vectors on disk between
+    runs.
     """
 
     def __init__(
@@ -324,7 +340,8 @@ class RAGPipeline:
     def index(
         self, documents: Sequence[Document | str], names: Sequence[str] | None = None
     ) -> int:
-        """Chunk and index the documents (Document objects, or Markdown texts named by ``names``)."""
+        """Chunk and index the documents (Document objects, or Markdown texts named by
+        ``names``)."""
         documents = validate.sequence(
             documents, "documents", "Document objects or Markdown texts"
         )
@@ -407,7 +424,8 @@ class RAGPipeline:
         )
 
     def query(self, question: str, k: int | None = None) -> dict:
-        """The tutorial shape: question, answer, prompt, and retrieved chunks with source, score and index."""
+        """The tutorial shape: question, answer, prompt, and retrieved chunks with
+        source, score and index."""
         result = self.answer(question, k)
         return {
             "question": question,
@@ -425,7 +443,7 @@ class RAGPipeline:
         }
 
 
-# ---- evaluation -------------------------------------------------------------------------------------
+# ---- evaluation ----------------------------------------------------------------------
 def _chunks(chunks: Sequence[Chunk]) -> list[Chunk]:
     chunks = validate.sequence(chunks, "chunks", "Chunk objects")
     for position, chunk in enumerate(chunks):
@@ -441,8 +459,9 @@ def _plain(text: str) -> str:
 
 
 def quotes_evidence(answer: str, question: Question) -> bool:
-    """Whether the answer quotes labelled evidence: its text (citations removed) contains a span of every
-    piece, or is contained in one (an extractive answer quotes a sentence that holds or lies in a span)."""
+    """Whether the answer quotes labelled evidence: its text (citations removed)
+    contains a span of every piece, or is contained in one (an extractive answer quotes
+    a sentence that holds or lies in a span)."""
     plain = _plain(validate.text(answer, "answer"))
     if not plain or not question.answerable:
         return False
@@ -457,7 +476,8 @@ def quotes_evidence(answer: str, question: Question) -> bool:
 
 @dataclass(frozen=True)
 class AnswerEvaluation:
-    """End-to-end accuracy and its parts: r (evidence in the prompt), a (accuracy given it), b (without)."""
+    """End-to-end accuracy and its parts: r (evidence in the prompt), a (accuracy given
+    it), b (without)."""
 
     questions: int
     r: float
@@ -473,7 +493,8 @@ class AnswerEvaluation:
 
     @property
     def composed(self) -> float:
-        """r a + (1 - r) b, which equals the measured accuracy by the law of total probability."""
+        """r a + (1 - r) b, which equals the measured accuracy by the law of total
+        probability."""
         return self.r * self.a + (1 - self.r) * self.b
 
 
@@ -482,9 +503,10 @@ def evaluate_answers(
 ) -> AnswerEvaluation:
     """Answer every question and decompose the accuracy.
 
-    The evidence is *in the prompt* when every piece has a span inside some chunk of the prompt. An answer
-    to an answerable question is correct when it quotes the labelled evidence (:func:`quotes_evidence`) and
-    passes the grounding checks; for an unanswerable question, when the generator abstains.
+    The evidence is *in the prompt* when every piece has a span inside some chunk of the
+    prompt. An answer to an answerable question is correct when it quotes the labelled
+    evidence (:func:`quotes_evidence`) and passes the grounding checks; for an
+    unanswerable question, when the generator abstains.
     """
     questions = validate.sequence(questions, "questions", "Question objects")
     if not questions:

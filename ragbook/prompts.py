@@ -1,13 +1,16 @@
-"""Prompts: an instruction, numbered and delimited sources, the question; and the token budget (chapter 10).
+"""Prompts: an instruction, numbered and delimited sources, the question; and the token
+budget (chapter 10).
 
-Retrieved text is data written by someone else. Each source sits between ``<source n="1" ...>`` and
-``</source>``, and the characters ``&``, ``<`` and ``>`` inside it are escaped, so no source can close its
-own block or open another: whatever it says, "ignore previous instructions" included, stays inside its
-delimiters. (Delimiters tell the model what is data; they do not make it obey.)
+Retrieved text is data written by someone else. Each source sits between
+``<source n="1" ...>`` and ``</source>``, and the characters ``&``, ``<`` and ``>``
+inside it are escaped, so no source can close its own block or open another: whatever it
+says, "ignore previous instructions" included, stays inside its delimiters. (Delimiters
+tell the model what is data; they do not make it obey.)
 
-The budget: evidence = context limit - instructions and history - question - output reserve - margin.
-Packing takes the longest prefix of the ranked sources that fits, so a lower-ranked chunk never displaces a
-higher-ranked one, and it counts the tokens of the rendered prompt, delimiters included.
+The budget: evidence = context limit - instructions and history - question - output
+reserve - margin. Packing takes the longest prefix of the ranked sources that fits, so a
+lower-ranked chunk never displaces a higher-ranked one, and it counts the tokens of the
+rendered prompt, delimiters included.
 """
 
 from __future__ import annotations
@@ -67,7 +70,8 @@ class Prompt:
 def build_prompt(
     question: str, sources: Sequence[tuple[str, str]], instruction: str = INSTRUCTION
 ) -> Prompt:
-    """Instruction, then the (label, text) sources numbered from 1 and delimited, then the question."""
+    """Instruction, then the (label, text) sources numbered from 1 and delimited, then
+    the question."""
     question = validate.query(question, "question", terms=False)
     instruction = validate.text(instruction, "instruction")
     numbered = tuple(
@@ -97,10 +101,12 @@ def _pairs(sources: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def source_label(chunk) -> str:
-    """The label a chunk's source carries in the prompt: "title, heading", or "title, lead" for the lead.
+    """The label a chunk's source carries in the prompt: "title, heading", or "title,
+    lead" for the lead.
 
-    It is read from the chunk's header ("title: heading", or the title alone for the lead; see
-    :mod:`ragbook.chunking`); a chunk cut without a header is labelled with its document id.
+    It is read from the chunk's header ("title: heading", or the title alone for the
+    lead; see :mod:`ragbook.chunking`); a chunk cut without a header is labelled with
+    its document id.
     """
     header = getattr(chunk, "header", None)
     if not isinstance(header, str):
@@ -112,7 +118,8 @@ def source_label(chunk) -> str:
 
 
 def sources_from_chunks(chunks: Sequence) -> list[tuple[str, str]]:
-    """(label, text) pairs for chunks: the label names the article and the section (:func:`source_label`)."""
+    """(label, text) pairs for chunks: the label names the article and the section
+    (:func:`source_label`)."""
     return [
         (source_label(chunk), chunk.text)
         for chunk in validate.sequence(chunks, "chunks", "chunks")
@@ -126,7 +133,8 @@ def evidence_budget(
     output_reserve: int,
     margin: int = 0,
 ) -> int:
-    """Tokens left for sources: context limit - instructions/history - question - output reserve - margin."""
+    """Tokens left for sources: context limit - instructions/history - question - output
+    reserve - margin."""
     parts = {
         "context_limit": context_limit,
         "instructions": instructions,
@@ -145,7 +153,8 @@ def evidence_budget(
 
 
 def chunks_that_fit(budget: int, chunk_tokens: int, overhead: int = 0) -> int:
-    """floor(budget / (chunk tokens + per-source overhead)): how many equal chunks fit."""
+    """floor(budget / (chunk tokens + per-source overhead)): how many equal chunks
+    fit."""
     budget, chunk_tokens = (
         validate.whole(budget, "budget"),
         validate.count(chunk_tokens, "chunk_tokens"),
@@ -159,7 +168,8 @@ def chunks_that_fit(budget: int, chunk_tokens: int, overhead: int = 0) -> int:
 
 
 def count_tokens(text: str, encoding=None) -> int:
-    """Tokens of ``text`` under cl100k_base (offline), the tokenizer of many current chat models."""
+    """Tokens of ``text`` under cl100k_base (offline), the tokenizer of many current
+    chat models."""
     validate.text(text, "text")
     if encoding is None:
         from .chunking import cl100k_encoding
@@ -169,7 +179,8 @@ def count_tokens(text: str, encoding=None) -> int:
 
 
 def word_estimate(text: str, tokens_per_word: float = TOKENS_PER_WORD_RULE) -> int:
-    """The rule-of-thumb estimate: whitespace words times ``tokens_per_word``, rounded up."""
+    """The rule-of-thumb estimate: whitespace words times ``tokens_per_word``, rounded
+    up."""
     tokens_per_word = validate.real(tokens_per_word, "tokens_per_word", minimum=0)
     return math.ceil(len(validate.text(text, "text").split()) * tokens_per_word)
 
@@ -181,11 +192,12 @@ def pack_prompt(
     count: Callable[[str], int] = count_tokens,
     instruction: str = INSTRUCTION,
 ) -> Prompt:
-    """The prompt with the longest prefix of ``sources`` (ranked best first) whose whole prompt fits ``budget``.
+    """The prompt with the longest prefix of ``sources`` (ranked best first) whose whole
+    prompt fits ``budget``.
 
-    Stopping at the first source that does not fit keeps the ranking's order: a shorter, lower-ranked
-    source never takes the place of a higher-ranked one. Raises when even the prompt without sources is
-    over budget.
+    Stopping at the first source that does not fit keeps the ranking's order: a shorter,
+    lower-ranked source never takes the place of a higher-ranked one. Raises when even
+    the prompt without sources is over budget.
     """
     budget = validate.count(budget, "budget")
     if not callable(count):

@@ -1,13 +1,15 @@
 """RAG-Sequence and RAG-Token: the retrieved chunk as a hidden variable (chapter 13).
 
-The retriever gives each of the top k chunks z a probability p(z | x), a softmax of the retrieval scores at
-a temperature tau. With a_{z,i} = p(y_i | x, z, y_<i) the generator's probability of answer token i given z:
+The retriever gives each of the top k chunks z a probability p(z | x), a softmax of the
+retrieval scores at a temperature tau. With a_{z,i} = p(y_i | x, z, y_<i) the
+generator's probability of answer token i given z:
 
     RAG-Sequence:  p(y | x) = sum_z p(z | x) prod_i a_{z,i}        (one chunk for the whole answer)
     RAG-Token:     p(y | x) = prod_i sum_z p(z | x) a_{z,i}        (a chunk per token)
 
-Written as a product of ratios, RAG-Sequence's i-th factor is sum_z w_{z,i} a_{z,i}, where the weights
-w_{z,i} are p(z | x) updated by Bayes' rule on the tokens before i; RAG-Token keeps the prior weights.
+Written as a product of ratios, RAG-Sequence's i-th factor is sum_z w_{z,i} a_{z,i},
+where the weights w_{z,i} are p(z | x) updated by Bayes' rule on the tokens before i;
+RAG-Token keeps the prior weights.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ __all__ = [
 def retrieval_distribution(
     scores: Sequence[float], temperature: float = 1.0
 ) -> np.ndarray:
-    """p(z | x): a softmax of the retrieval scores of the top k chunks at temperature tau."""
+    """p(z | x): a softmax of the retrieval scores of the top k chunks at temperature
+    tau."""
     return softmax(scores, temperature)
 
 
@@ -61,7 +64,8 @@ def _check(chunk_probabilities, token_probabilities) -> tuple[np.ndarray, np.nda
 def rag_sequence_log_likelihood(
     chunk_probabilities: Sequence[float], token_probabilities
 ) -> float:
-    """log sum_z p(z) prod_i a_{z,i}, with the largest term factored out (log-sum-exp): no underflow."""
+    """log sum_z p(z) prod_i a_{z,i}, with the largest term factored out (log-sum-exp):
+    no underflow."""
     p, a = _check(chunk_probabilities, token_probabilities)
     with np.errstate(divide="ignore"):
         logs = np.log(p) + np.log(a).sum(axis=1)
@@ -80,7 +84,8 @@ def rag_token_log_likelihood(
 def rag_sequence_likelihood(
     chunk_probabilities: Sequence[float], token_probabilities
 ) -> float:
-    """sum_z p(z) prod_i a_{z,i} (the exponential of :func:`rag_sequence_log_likelihood`)."""
+    """sum_z p(z) prod_i a_{z,i} (the exponential of
+    :func:`rag_sequence_log_likelihood`)."""
     return float(
         np.exp(rag_sequence_log_likelihood(chunk_probabilities, token_probabilities))
     )
@@ -89,7 +94,8 @@ def rag_sequence_likelihood(
 def rag_token_likelihood(
     chunk_probabilities: Sequence[float], token_probabilities
 ) -> float:
-    """prod_i sum_z p(z) a_{z,i} (the exponential of :func:`rag_token_log_likelihood`)."""
+    """prod_i sum_z p(z) a_{z,i} (the exponential of
+    :func:`rag_token_log_likelihood`)."""
     return float(
         np.exp(rag_token_log_likelihood(chunk_probabilities, token_probabilities))
     )
@@ -98,10 +104,12 @@ def rag_token_likelihood(
 def sequence_weights(
     chunk_probabilities: Sequence[float], token_probabilities
 ) -> np.ndarray:
-    """RAG-Sequence's weights w_{z,i} before each token i (rows: tokens, columns: chunks).
+    """RAG-Sequence's weights w_{z,i} before each token i (rows: tokens, columns:
+    chunks).
 
-    w_{z,1} = p(z), and w_{z,i+1} is proportional to w_{z,i} a_{z,i}: Bayes' rule after each token. The
-    product over i of sum_z w_{z,i} a_{z,i} equals :func:`rag_sequence_likelihood`.
+    w_{z,1} = p(z), and w_{z,i+1} is proportional to w_{z,i} a_{z,i}: Bayes' rule after
+    each token. The product over i of sum_z w_{z,i} a_{z,i} equals
+    :func:`rag_sequence_likelihood`.
     """
     p, a = _check(chunk_probabilities, token_probabilities)
     weights = [p]

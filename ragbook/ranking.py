@@ -1,16 +1,18 @@
 """Turning a score per chunk into a ranking: the top k, ties broken by chunk id.
 
-Every retriever (:mod:`ragbook.bm25`, :mod:`ragbook.tfidf`, :mod:`ragbook.vectors`) ranks the same way, so
-that rankings are deterministic and comparable:
+Every retriever (:mod:`ragbook.bm25`, :mod:`ragbook.tfidf`, :mod:`ragbook.vectors`)
+ranks the same way, so that rankings are deterministic and comparable:
 
-- chunks are ordered by score, highest first, and equal scores by chunk id, lowest first;
-- the ranking covers every candidate, so chunks that score 0 follow in id order (a threshold on the
-  score, not the ranking, decides that nothing matched);
-- k larger than the number of candidates returns them all; k < 1 is an error, and so is a score that is
-  nan or infinite;
-- ``allowed`` restricts the candidates *before* ranking (permissions, :func:`ragbook.operations.allowed_chunks`):
-  the result is the top k among the allowed chunks, never a global top k filtered afterwards, which could
-  come back short or empty.
+- chunks are ordered by score, highest first, and equal scores by chunk id, lowest
+  first;
+- the ranking covers every candidate, so chunks that score 0 follow in id order (a
+  threshold on the score, not the ranking, decides that nothing matched);
+- k larger than the number of candidates returns them all; k < 1 is an error, and so is
+  a score that is nan or infinite;
+- ``allowed`` restricts the candidates *before* ranking (permissions,
+  :func:`ragbook.operations.allowed_chunks`): the result is the top k among the allowed
+  chunks, never a global top k filtered afterwards, which could come back short or
+  empty.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ def _candidates(n: int, allowed: Iterable[int] | None) -> np.ndarray:
 def top_k_arrays(
     scores: np.ndarray, k: int, allowed: Iterable[int] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The k best candidates as two arrays (ids, scores), by score descending then id ascending."""
+    """The k best candidates as two arrays (ids, scores), by score descending then id
+    ascending."""
     k = validate.k(k)
     scores = validate.finite_array(scores, "scores", ndim=1, dtype=None)
     if allowed is None:
@@ -50,10 +53,11 @@ def top_k_arrays(
         values = scores[ids]
     n = values.shape[0]
     if k < n:
-        # argpartition finds the k-th largest score; every score above it is in, and ties at it are
-        # filled in id order (positions are in id order), so the cut is deterministic.
-        # (partitioning the negated scores is much faster here than partitioning at n - k: most chunks score
-        # exactly 0, and introselect slows down on long runs of equal values near the pivot)
+        # argpartition finds the k-th largest score; every score above it is in, and
+        # ties at it are filled in id order (positions are in id order), so the cut is
+        # deterministic. (partitioning the negated scores is much faster here than
+        # partitioning at n - k: most chunks score exactly 0, and introselect slows down
+        # on long runs of equal values near the pivot)
         kth = values[np.argpartition(-values, k - 1)[k - 1]]
         above = np.flatnonzero(values > kth)
         tied = np.flatnonzero(values == kth)[: k - above.size]
@@ -67,6 +71,7 @@ def top_k_arrays(
 def top_k(
     scores: np.ndarray, k: int, allowed: Iterable[int] | None = None
 ) -> list[Hit]:
-    """The k best candidates as :class:`~ragbook.retrieval.Hit` records, by score descending then id ascending."""
+    """The k best candidates as :class:`~ragbook.retrieval.Hit` records, by score
+    descending then id ascending."""
     ids, values = top_k_arrays(scores, k, allowed)
     return as_hits(zip(ids.tolist(), values.tolist()))

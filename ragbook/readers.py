@@ -1,17 +1,21 @@
-"""Readers: generators that quote the best source sentence, cite it, or abstain (chapters 11 and 14).
+"""Readers: generators that quote the best source sentence, cite it, or abstain
+(chapters 11 and 14).
 
-A reader does not write: it scores every sentence of the prompt's sources against the question, answers
-with the best one and its citation ``[n]``, and says :data:`~ragbook.generators.ABSTAIN` when even the best
-score is below ``abstain_below``. The two readers differ only in the score:
+A reader does not write: it scores every sentence of the prompt's sources against the
+question, answers with the best one and its citation ``[n]``, and says
+:data:`~ragbook.generators.ABSTAIN` when even the best score is below ``abstain_below``.
+The two readers differ only in the score:
 
-- :class:`ExtractiveGenerator` (the lexical reader): the share of the question's idf weight that the
-  sentence and its source's label cover;
-- :class:`SemanticExtractiveGenerator` (the semantic reader): the cosine between sentence-embedder vectors
-  of the question and of the labelled sentence, so that a paraphrase can be read.
+- :class:`ExtractiveGenerator` (the lexical reader): the share of the question's idf
+  weight that the sentence and its source's label cover;
+- :class:`SemanticExtractiveGenerator` (the semantic reader): the cosine between
+  sentence-embedder vectors of the question and of the labelled sentence, so that a
+  paraphrase can be read.
 
-Both take half a point from a sentence without a number when the question asks for a quantity or a date.
-Their default abstention scores, :data:`LEXICAL_ABSTAIN_BELOW` (a coverage share) and
-:data:`SEMANTIC_ABSTAIN_BELOW` (a cosine), are the values chapter 14 measures.
+Both take half a point from a sentence without a number when the question asks for a
+quantity or a date. Their default abstention scores, :data:`LEXICAL_ABSTAIN_BELOW` (a
+coverage share) and :data:`SEMANTIC_ABSTAIN_BELOW` (a cosine), are the values chapter 14
+measures.
 """
 
 from __future__ import annotations
@@ -53,9 +57,10 @@ NUMBER_PENALTY = (
 
 @dataclass(frozen=True)
 class ScoredSentence:
-    """A source sentence and its scores: ``coverage`` ranks it (the lexical reader's coverage with label
-    terms counting, or the semantic reader's cosine less the number penalty); ``own`` is the part the
-    sentence's own words cover (lexical) or the plain cosine (semantic)."""
+    """A source sentence and its scores: ``coverage`` ranks it (the lexical reader's
+    coverage with label terms counting, or the semantic reader's cosine less the number
+    penalty); ``own`` is the part the sentence's own words cover (lexical) or the plain
+    cosine (semantic)."""
 
     source: int
     sentence: str
@@ -64,7 +69,8 @@ class ScoredSentence:
 
 
 def _number_penalty(question: str, sentence: str) -> float:
-    """NUMBER_PENALTY when the question asks for a quantity or a date and the sentence holds no digit."""
+    """NUMBER_PENALTY when the question asks for a quantity or a date and the sentence
+    holds no digit."""
     return (
         NUMBER_PENALTY
         if _NEEDS_NUMBER.match(question) and not _HAS_NUMBER.search(sentence)
@@ -73,10 +79,12 @@ def _number_penalty(question: str, sentence: str) -> float:
 
 
 class SentenceReader:
-    """What both readers share: answer with the best-scoring sentence and its citation, or abstain.
+    """What both readers share: answer with the best-scoring sentence and its citation,
+    or abstain.
 
-    A subclass gives ``score(prompt)``, the source sentences best first; the reader abstains with
-    :data:`~ragbook.generators.ABSTAIN` when there is none or the best score is below ``abstain_below``.
+    A subclass gives ``score(prompt)``, the source sentences best first; the reader
+    abstains with :data:`~ragbook.generators.ABSTAIN` when there is none or the best
+    score is below ``abstain_below``.
     """
 
     abstain_below: float
@@ -97,13 +105,15 @@ class SentenceReader:
 class ExtractiveGenerator(SentenceReader):
     """Answer with the best-covering source sentence and its citation, or abstain.
 
-    A sentence's coverage is the share of the question's idf weight (over its distinct terms) found in the
-    sentence or in its source's label; the word after "how" ("long", "many") is dropped from the question,
-    and a question that starts by asking for a quantity or a date (how many, much, long, far, old, big,
-    large, fast, hot, cold, deep, wide, tall, or when) loses half a point on a sentence without a number.
-    Sentences of one source share its label, so ties are common: they are broken by the coverage of
-    the sentence's own words, then by source and sentence order. Below ``abstain_below`` (a coverage share,
-    :data:`LEXICAL_ABSTAIN_BELOW` by default) the generator abstains.
+    A sentence's coverage is the share of the question's idf weight (over its distinct
+    terms) found in the sentence or in its source's label; the word after "how" ("long",
+    "many") is dropped from the question, and a question that starts by asking for a
+    quantity or a date (how many, much, long, far, old, big, large, fast, hot, cold,
+    deep, wide, tall, or when) loses half a point on a sentence without a number.
+    Sentences of one source share its label, so ties are common: they are broken by the
+    coverage of the sentence's own words, then by source and sentence order. Below
+    ``abstain_below`` (a coverage share, :data:`LEXICAL_ABSTAIN_BELOW` by default) the
+    generator abstains.
     """
 
     def __init__(
@@ -131,7 +141,8 @@ class ExtractiveGenerator(SentenceReader):
         return [t for t in dict.fromkeys(analyze(question)) if t not in dropped]
 
     def score(self, prompt: Prompt) -> list[ScoredSentence]:
-        """Every source sentence with its coverage, best first (ties: own-word coverage, then order)."""
+        """Every source sentence with its coverage, best first (ties: own-word coverage,
+        then order)."""
         terms = self.question_terms(prompt.question)
         weights = {t: self._idf(t) for t in terms}
         total = sum(weights.values())
@@ -161,18 +172,21 @@ class ExtractiveGenerator(SentenceReader):
 
 
 class SemanticExtractiveGenerator(SentenceReader):
-    """Answer with the source sentence closest in meaning to the question, cite it, or abstain.
+    """Answer with the source sentence closest in meaning to the question, cite it, or
+    abstain.
 
     Each sentence is scored by the cosine between the embeddings of the question and of
-    ``"<source label>: <sentence>"`` (the label says which article a sentence such as "The planet travels
-    around the Sun..." is about); a question that asks for a quantity or a date loses half a point on a
-    sentence without a number, as in :class:`ExtractiveGenerator`. ``rewrite`` (for example a
-    :class:`~ragbook.glossary.Glossary`) turns the question into the text that is embedded. Below
-    ``abstain_below`` (a cosine, :data:`SEMANTIC_ABSTAIN_BELOW` by default) the generator abstains. Ties
-    keep source and sentence order.
+    ``"<source label>: <sentence>"`` (the label says which article a sentence such as
+    "The planet travels around the Sun..." is about); a question that asks for a
+    quantity or a date loses half a point on a sentence without a number, as in
+    :class:`ExtractiveGenerator`. ``rewrite`` (for example a
+    :class:`~ragbook.glossary.Glossary`) turns the question into the text that is
+    embedded. Below ``abstain_below`` (a cosine, :data:`SEMANTIC_ABSTAIN_BELOW` by
+    default) the generator abstains. Ties keep source and sentence order.
 
     ``encoder`` is anything with ``encode(texts)`` returning unit row vectors, such as
-    :func:`~ragbook.embedder.load_minilm`; sentence vectors are remembered between calls.
+    :func:`~ragbook.embedder.load_minilm`; sentence vectors are remembered between
+    calls.
     """
 
     def __init__(
@@ -209,7 +223,8 @@ class SemanticExtractiveGenerator(SentenceReader):
         return np.array([self._vectors[t] for t in texts])
 
     def score(self, prompt: Prompt) -> list[ScoredSentence]:
-        """Every source sentence with its score (cosine, less the number penalty), best first."""
+        """Every source sentence with its score (cosine, less the number penalty), best
+        first."""
         items = [
             (source.number, f"{source.label}: {s.text}", s.text)
             for source in prompt.sources

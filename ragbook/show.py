@@ -1,14 +1,16 @@
 """What a chapter shows: ragbook's own source, and the numbers its prose quotes.
 
-A chapter never retypes the code it explains: it calls :func:`show_source`, so the listing is whatever the
-package holds today, and nbval fails the chapter when the package and the stored listing drift apart.
+A chapter never retypes the code it explains: it calls :func:`show_source`, so the
+listing is whatever the package holds today, and nbval fails the chapter when the
+package and the stored listing drift apart.
 
-A chapter never glues a float as it was computed either. The same cell gives ``377.0`` on one machine and
-``377.0000000000002`` on another (BLAS kernels, an SVD, numpy's CPU-dispatched math and onnxruntime differ in
-the last bits), and nbval compares the stored text exactly. :func:`glue_number` rounds to the decimals the
-prose shows before the number is stored, so it is stored the same everywhere; :func:`glue_text` glues words.
-Every glued value is kept with the decimals it was rounded to, so a test can check that no sentence quotes
-more digits than were kept.
+A chapter never glues a float as it was computed either. The same cell gives ``377.0``
+on one machine and ``377.0000000000002`` on another (BLAS kernels, an SVD, numpy's
+CPU-dispatched math and onnxruntime differ in the last bits), and nbval compares the
+stored text exactly. :func:`glue_number` rounds to the decimals the prose shows before
+the number is stored, so it is stored the same everywhere; :func:`glue_text` glues
+words. Every glued value is kept with the decimals it was rounded to, so a test can
+check that no sentence quotes more digits than were kept.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ GLUE_PREFIX = "application/papermill.record/"  # myst-nb's prefix for glued valu
 
 
 class SourceListing:
-    """The source of one object, displayed as a highlighted Python block (Markdown in Jupyter)."""
+    """The source of one object, displayed as a highlighted Python block (Markdown in
+    Jupyter)."""
 
     def __init__(self, source: str, origin: str):
         self.source = source
@@ -47,10 +50,12 @@ class SourceListing:
 
 
 def show_source(obj: object) -> SourceListing:
-    """The source code of a ragbook function, class or module, with the file it is defined in.
+    """The source code of a ragbook function, class or module, with the file it is
+    defined in.
 
-    Raises ``TypeError`` for objects that have no Python source (built-ins, C extensions) and
-    ``ValueError`` for objects that are not part of ragbook, since the book shows only its own code.
+    Raises ``TypeError`` for objects that have no Python source (built-ins, C
+    extensions) and ``ValueError`` for objects that are not part of ragbook, since the
+    book shows only its own code.
     """
     module = inspect.getmodule(obj)
     name = getattr(module, "__name__", "")
@@ -67,7 +72,8 @@ def show_source(obj: object) -> SourceListing:
     source = textwrap.dedent(source)
     if not source.endswith("\n"):
         source += "\n"
-    # Named from the module, not the file system, so the listing is the same on every machine.
+    # Named from the module, not the file system, so the listing is the same on every
+    # machine.
     is_package = Path(inspect.getsourcefile(obj) or "").name == "__init__.py"
     origin = name.replace(".", "/") + ("/__init__.py" if is_package else ".py")
     return SourceListing(source, origin)
@@ -76,10 +82,11 @@ def show_source(obj: object) -> SourceListing:
 def rounded(value: object, decimals: int | None = None) -> int | float:
     """``value`` as a plain Python number that prints the same on every machine.
 
-    An integer (Python's or NumPy's) is returned as an ``int``; ``decimals`` may be given and is then
-    ignored. A float must come with ``decimals`` (0 to 12) and is returned as ``round(value, decimals)``, with
-    ``-0.0`` made ``0.0`` so that a tiny negative residue does not print a minus sign. Booleans, strings,
-    NaN and infinities are refused: they are not numbers the prose can quote.
+    An integer (Python's or NumPy's) is returned as an ``int``; ``decimals`` may be
+    given and is then ignored. A float must come with ``decimals`` (0 to 12) and is
+    returned as ``round(value, decimals)``, with ``-0.0`` made ``0.0`` so that a tiny
+    negative residue does not print a minus sign. Booleans, strings, NaN and infinities
+    are refused: they are not numbers the prose can quote.
     """
     if decimals is not None:
         if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
@@ -129,18 +136,21 @@ def _store(name: str, value: object, decimals: int | None) -> None:
 
 
 def glue_number(name: str, value: object, decimals: int | None = None) -> None:
-    """Glue a computed number under ``name`` for the prose, rounded to ``decimals`` first (see :func:`rounded`).
+    """Glue a computed number under ``name`` for the prose, rounded to ``decimals``
+    first (see :func:`rounded`).
 
-    ``decimals`` is the most the prose shows: ``{glue:text}`name:.3f``` needs at least 3, ``:.1%`` at least 3,
-    ``:,`` or ``:.0f`` 0. Nothing is returned (a cell that ends with a glue shows nothing); a cell that also
-    prints the number prints :func:`rounded` of it.
+    ``decimals`` is the most the prose shows:
+    ``{glue:text}`name:.3f``` needs at least 3, ``:.1%`` at least 3, ``:,`` or ``:.0f``
+    0. Nothing is returned (a cell that ends with a glue shows nothing); a cell that
+    also prints the number prints :func:`rounded` of it.
     """
     number = rounded(value, decimals)
     _store(name, number, None if isinstance(number, int) else int(decimals))
 
 
 def glue_text(name: str, text: str) -> None:
-    """Glue words under ``name``; a number belongs in :func:`glue_number`, which rounds it."""
+    """Glue words under ``name``; a number belongs in :func:`glue_number`, which rounds
+    it."""
     if not isinstance(text, str):
         raise TypeError(
             f"glue_text glues a str; got {type(text).__name__} {text!r} (numbers go through glue_number)"
@@ -151,11 +161,13 @@ def glue_text(name: str, text: str) -> None:
 def ranked(
     pairs: Iterable[tuple[object, object]], decimals: int, n: int | None = None
 ) -> list[tuple[object, float]]:
-    """``(name, score)`` pairs as a chapter prints them: scores rounded, highest first, ties by name.
+    """``(name, score)`` pairs as a chapter prints them: scores rounded, highest first,
+    ties by name.
 
-    Two scores that agree to ``decimals`` places are printed as equal, so they are ordered by name (or id),
-    not by last bits that differ between machines. Ask the package for a few more pairs than you print, so
-    that a near-tie at the cut-off is decided here too; ``n`` keeps the first ``n`` after ordering.
+    Two scores that agree to ``decimals`` places are printed as equal, so they are
+    ordered by name (or id), not by last bits that differ between machines. Ask the
+    package for a few more pairs than you print, so that a near-tie at the cut-off is
+    decided here too; ``n`` keeps the first ``n`` after ordering.
     """
     if n is not None and (
         isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0

@@ -1,9 +1,11 @@
-"""A document store that stays current: one version of each document, its chunks and a retriever (chapter 15).
+"""A document store that stays current: one version of each document, its chunks and a
+retriever (chapter 15).
 
-:class:`DocumentStore` keeps exactly one current version of each document; :meth:`~DocumentStore.replace`
-supersedes it and :meth:`~DocumentStore.delete` removes it, and after every change the chunks and the
-retriever are rebuilt, so no deleted or superseded text can be found. BM25's idf and average length depend
-on every chunk, and this book's BM25 stores weights that already include them, so any change means
+:class:`DocumentStore` keeps exactly one current version of each document;
+:meth:`~DocumentStore.replace` supersedes it and :meth:`~DocumentStore.delete` removes
+it, and after every change the chunks and the retriever are rebuilt, so no deleted or
+superseded text can be found. BM25's idf and average length depend on every chunk, and
+this book's BM25 stores weights that already include them, so any change means
 rebuilding the sparse index; its cost grows with the collection.
 """
 
@@ -28,7 +30,8 @@ __all__ = ["StoreHit", "DocumentStore"]
 
 @dataclass(frozen=True)
 class StoreHit:
-    """One result of :meth:`DocumentStore.search_for`: rank, score, the chunk, and its document's version and access."""
+    """One result of :meth:`DocumentStore.search_for`: rank, score, the chunk, and its
+    document's version and access."""
 
     rank: int
     score: float
@@ -42,14 +45,18 @@ def _default_chunker(documents: Sequence[Document]) -> list[Chunk]:
 
 
 class DocumentStore:
-    """The current version of every document, its chunks and a retriever over them, kept in step (chapter 15).
+    """The current version of every document, its chunks and a retriever over them, kept
+    in step (chapter 15).
 
-    ``chunker`` maps a list of documents to chunks (sentence chunks of at most 30 words by default, which suits short policy documents);
-    ``retriever`` builds a retriever from the chunks' indexed texts (BM25 by default); any object with
-    ``search(query, k, allowed)`` will do. Each document is chunked once, when it is added or replaced; the
-    retriever is rebuilt from all chunks after every change, because collection statistics such as BM25's idf
-    and average chunk length depend on all of them. ``rebuilds`` counts the rebuilds and ``rebuild_seconds``
-    holds the duration of the last one; ``history`` lists every change as (action, document id, version).
+    ``chunker`` maps a list of documents to chunks (sentence chunks of at most 30 words
+    by default, which suits short policy documents); ``retriever`` builds a retriever
+    from the chunks' indexed texts (BM25 by default); any object with
+    ``search(query, k, allowed)`` will do. Each document is chunked once, when it is
+    added or replaced; the retriever is rebuilt from all chunks after every change,
+    because collection statistics such as BM25's idf and average chunk length depend on
+    all of them. ``rebuilds`` counts the rebuilds and ``rebuild_seconds`` holds the
+    duration of the last one; ``history`` lists every change as (action, document id,
+    version).
     """
 
     def __init__(
@@ -70,7 +77,8 @@ class DocumentStore:
         self.rebuild_seconds = 0.0
         self.history: list[tuple[str, str, int]] = []
 
-    # -- reading ------------------------------------------------------------------------------------
+    # -- reading
+    # ------------------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self._current)
 
@@ -97,9 +105,11 @@ class DocumentStore:
         """Ids of the current chunks ``user`` may read."""
         return allowed_chunks(self.chunks, self.meta, user)
 
-    # -- changes ------------------------------------------------------------------------------------
+    # -- changes
+    # ------------------------------------------------------------------------------------
     def add(self, documents: OrgDocument | Iterable[OrgDocument]) -> None:
-        """Add new documents (one rebuild for all of them); an id already in the store is an error."""
+        """Add new documents (one rebuild for all of them); an id already in the store
+        is an error."""
         if isinstance(documents, OrgDocument):
             batch = [documents]
         elif isinstance(documents, Iterable) and not isinstance(
@@ -126,7 +136,8 @@ class DocumentStore:
         self._rebuild()
 
     def replace(self, document: OrgDocument) -> None:
-        """Store a new version of a document; the old version's chunks disappear from the index."""
+        """Store a new version of a document; the old version's chunks disappear from
+        the index."""
         self._checked(document)
         old = self._current.get(document.id)
         if old is None:
@@ -175,13 +186,16 @@ class DocumentStore:
         self.rebuilds += 1
         self.rebuild_seconds = time.perf_counter() - start
 
-    # -- searching ----------------------------------------------------------------------------------
+    # -- searching
+    # ----------------------------------------------------------------------------------
     def search(
         self, query: str, k: int = 10, allowed: Iterable[int] | None = None
     ) -> list[Hit]:
-        """The top k of the current chunks, as hits (the contract of :mod:`ragbook.retrieval`).
+        """The top k of the current chunks, as hits (the contract of
+        :mod:`ragbook.retrieval`).
 
-        ``allowed`` holds ids of current chunks (:meth:`allowed` gives a user's); it filters before ranking.
+        ``allowed`` holds ids of current chunks (:meth:`allowed` gives a user's); it
+        filters before ranking.
         """
         query = validate.query(query)
         k = validate.k(k)
@@ -190,7 +204,8 @@ class DocumentStore:
         return self.retriever.search(query, k, allowed=allowed)
 
     def search_for(self, user: User, query: str, k: int = 10) -> list[StoreHit]:
-        """The top k chunks among those ``user`` may read, with their documents' versions and access levels."""
+        """The top k chunks among those ``user`` may read, with their documents'
+        versions and access levels."""
         if not isinstance(user, User):
             raise TypeError(f"expected a User, got {type(user).__name__}")
         hits = self.search(query, k, allowed=self.allowed(user))
@@ -218,7 +233,8 @@ class DocumentStore:
         budget: int | None = None,
         count: Callable[[str], int] = count_tokens,
     ) -> Answer:
-        """:func:`~ragbook.pipeline.answer_question` over the current chunks that ``user`` may read."""
+        """:func:`~ragbook.pipeline.answer_question` over the current chunks that
+        ``user`` may read."""
         question = validate.query(question, "question", terms=False)
         if self.retriever is None:
             raise ValueError("the store holds no documents to answer from")

@@ -2,10 +2,12 @@
 
     w(t, d) = tf(t, d) * idf(t),   tf = f (raw) or 1 + ln f (sublinear),   idf(t) = ln((1 + N) / (1 + n_t)) + 1
 
-The idf is scikit-learn's smoothed form: the added ones act as if one extra chunk contained every term, so
-no idf divides by zero, and the final + 1 keeps a term found in every chunk from vanishing. Chunk and query
-vectors are divided by their Euclidean length, so the score, their dot product, is the cosine of the angle
-between them. Without that division (``cosine=False``) a long chunk scores higher simply for being long.
+The idf is scikit-learn's smoothed form: the added ones act as if one extra chunk
+contained every term, so no idf divides by zero, and the final + 1 keeps a term found in
+every chunk from vanishing. Chunk and query vectors are divided by their Euclidean
+length, so the score, their dot product, is the cosine of the angle between them.
+Without that division (``cosine=False``) a long chunk scores higher simply for being
+long.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ def smoothed_idf(n: np.ndarray | int, N: int) -> np.ndarray:
 
 
 class TfIdf:
-    """tf-idf over an :class:`~ragbook.index.InvertedIndex`, scored by cosine (or raw dot products)."""
+    """tf-idf over an :class:`~ragbook.index.InvertedIndex`, scored by cosine (or raw
+    dot products)."""
 
     def __init__(
         self, index: InvertedIndex, sublinear: bool = False, cosine: bool = True
@@ -71,7 +74,8 @@ class TfIdf:
         return 1.0 + np.log(counts) if self.sublinear else counts
 
     def query_vector(self, query: str | Sequence[str]) -> dict[int, float]:
-        """The query's weights by term id: known terms only, unit length when scoring by cosine."""
+        """The query's weights by term id: known terms only, unit length when scoring by
+        cosine."""
         query = validate.query(query)
         terms = self.index.query_terms(query) if isinstance(query, str) else query
         counts = Counter(t for t in terms if t in self.index.vocabulary)
@@ -84,7 +88,8 @@ class TfIdf:
         return dict(zip(ids, values.tolist()))
 
     def scores(self, query: str | Sequence[str]) -> np.ndarray:
-        """The score of every chunk: the dot product of its vector with the query's (0 if nothing shared)."""
+        """The score of every chunk: the dot product of its vector with the query's (0
+        if nothing shared)."""
         scores = np.zeros(self.index.n_chunks, dtype=np.float64)
         indptr, doc_ids = self.index.indptr, self.index.doc_ids
         for i, q in self.query_vector(query).items():
@@ -98,5 +103,6 @@ class TfIdf:
         k: int = 10,
         allowed: Iterable[int] | None = None,
     ) -> list[Hit]:
-        """The top k chunks as hits, ties by chunk id; ``allowed`` filters before ranking (see :mod:`ragbook.retrieval`)."""
+        """The top k chunks as hits, ties by chunk id; ``allowed`` filters before
+        ranking (see :mod:`ragbook.retrieval`)."""
         return top_k(self.scores(query), k, allowed)

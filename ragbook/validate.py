@@ -1,19 +1,22 @@
 """The argument checks that every ragbook function and constructor shares.
 
-One rule for bad input everywhere: a value of the wrong type raises ``TypeError``, a value of the right
-type outside what is allowed raises ``ValueError``, and every message names the argument, shows the
-offending value (``repr``) and says what is allowed. The checks return the value in a plain form (an
-``int``, a ``float``, a list, an array), so a caller can write ``k = validate.k(k)``.
+One rule for bad input everywhere: a value of the wrong type raises ``TypeError``, a
+value of the right type outside what is allowed raises ``ValueError``, and every message
+names the argument, shows the offending value (``repr``) and says what is allowed. The
+checks return the value in a plain form (an ``int``, a ``float``, a list, an array), so
+a caller can write ``k = validate.k(k)``.
 
-- numbers: :func:`whole` (ints, NumPy ints too; never bool), :func:`count` (>= 0), :func:`k` (>= 1),
-  :func:`real` (finite ints or floats, NumPy's too; never bool or str), :func:`probability`, :func:`flag`;
-- arrays: :func:`finite_array` (numbers only, no nan or inf, optional dimension and emptiness checks),
-  :func:`at_least_one` (numbers or arrays of them, each at least 1);
-- sequences: :func:`sequence` (any iterable but a bare str or bytes), :func:`ids` (of ints);
+- numbers: :func:`whole` (ints, NumPy ints too; never bool), :func:`count` (>= 0),
+  :func:`k` (>= 1), :func:`real` (finite ints or floats, NumPy's too; never bool or
+  str), :func:`probability`, :func:`flag`;
+- arrays: :func:`finite_array` (numbers only, no nan or inf, optional dimension and
+  emptiness checks), :func:`at_least_one` (numbers or arrays of them, each at least 1);
+- sequences: :func:`sequence` (any iterable but a bare str or bytes), :func:`ids` (of
+  ints);
 - texts: :func:`text`, :func:`texts` (a sequence of str, never a bare str or bytes),
-  :func:`token_lists`, :func:`query` (a non-empty str or a non-empty sequence of str terms),
-  :func:`non_empty_corpus` (a collection with at least one term after analysis), and
-  :func:`document_frequencies` (n from 0 to N for the idf formulas).
+  :func:`token_lists`, :func:`query` (a non-empty str or a non-empty sequence of str
+  terms), :func:`non_empty_corpus` (a collection with at least one term after analysis),
+  and :func:`document_frequencies` (n from 0 to N for the idf formulas).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-# ---- numbers ----------------------------------------------------------------------------------------
+# ---- numbers -------------------------------------------------------------------------
 def _bounds(minimum, maximum) -> str:
     if minimum is not None and maximum is not None:
         return f" from {minimum} to {maximum}"
@@ -63,7 +66,8 @@ def _bounds(minimum, maximum) -> str:
 def whole(
     value: object, name: str, minimum: int | None = None, maximum: int | None = None
 ) -> int:
-    """``value`` as an int: a Python or NumPy integer (not a bool) within [minimum, maximum]."""
+    """``value`` as an int: a Python or NumPy integer (not a bool) within [minimum,
+    maximum]."""
     allowed = f"{name} must be a whole number{_bounds(minimum, maximum)}"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{allowed}, got {value!r} of type {_type_name(value)}")
@@ -93,9 +97,11 @@ def real(
     above: float | None = None,
     below: float | None = None,
 ) -> float:
-    """``value`` as a float: a finite int or float (NumPy's included; not a bool, not a str).
+    """``value`` as a float: a finite int or float (NumPy's included; not a bool, not a
+    str).
 
-    ``minimum`` and ``maximum`` are inclusive bounds, ``above`` and ``below`` strict ones.
+    ``minimum`` and ``maximum`` are inclusive bounds, ``above`` and ``below`` strict
+    ones.
     """
     parts = []
     if minimum is not None and maximum is not None:
@@ -135,7 +141,8 @@ def probability(value: object, name: str) -> float:
 
 
 def flag(value: object, name: str) -> bool:
-    """``value`` as a bool: only ``True`` or ``False`` (NumPy's included), not 0, 1 or a str."""
+    """``value`` as a bool: only ``True`` or ``False`` (NumPy's included), not 0, 1 or a
+    str."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(
             f"{name} must be True or False, got {value!r} of type {_type_name(value)}"
@@ -143,7 +150,7 @@ def flag(value: object, name: str) -> bool:
     return bool(value)
 
 
-# ---- arrays -----------------------------------------------------------------------------------------
+# ---- arrays --------------------------------------------------------------------------
 def finite_array(
     values: object,
     name: str,
@@ -151,10 +158,11 @@ def finite_array(
     dtype=np.float64,
     allow_empty: bool = True,
 ) -> np.ndarray:
-    """``values`` as a NumPy array of ``dtype``: numbers only (no str, bool or None), all finite.
+    """``values`` as a NumPy array of ``dtype``: numbers only (no str, bool or None),
+    all finite.
 
-    ``ndim`` requires that many dimensions; ``allow_empty=False`` refuses an array without elements;
-    ``dtype=None`` keeps the array's own (integer or floating) type.
+    ``ndim`` requires that many dimensions; ``allow_empty=False`` refuses an array
+    without elements; ``dtype=None`` keeps the array's own (integer or floating) type.
     """
     if values is None or isinstance(values, (str, bytes)):
         raise TypeError(
@@ -194,7 +202,8 @@ def finite_array(
 
 
 def at_least_one(value: object, name: str) -> np.ndarray:
-    """A number or an array of numbers (a whole curve at once), every one finite and at least 1."""
+    """A number or an array of numbers (a whole curve at once), every one finite and at
+    least 1."""
     array = finite_array(value, name)
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(
@@ -212,7 +221,7 @@ def _short(values: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-# ---- texts ------------------------------------------------------------------------------------------
+# ---- texts ---------------------------------------------------------------------------
 def text(value: object, name: str) -> str:
     """``value`` itself, if it is a str."""
     if not isinstance(value, str):
@@ -223,7 +232,8 @@ def text(value: object, name: str) -> str:
 
 
 def sequence(value: object, name: str, what: str = "items") -> list:
-    """``value`` as a list: any iterable except a bare str or bytes (which would give characters)."""
+    """``value`` as a list: any iterable except a bare str or bytes (which would give
+    characters)."""
     if isinstance(value, (str, bytes)):
         raise TypeError(
             f"{name} must be a sequence of {what}, got a single string {_short(value)}; wrap it in a list"
@@ -236,7 +246,8 @@ def sequence(value: object, name: str, what: str = "items") -> list:
 
 
 def ids(value: object, name: str, what: str = "chunk ids (ints)") -> list[int]:
-    """``value`` as a list of ints: a sequence (not a str) of Python or NumPy integers, never bools."""
+    """``value`` as a list of ints: a sequence (not a str) of Python or NumPy integers,
+    never bools."""
     if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
         return value.ravel().tolist()
     items = sequence(value, name, what)
@@ -249,7 +260,8 @@ def ids(value: object, name: str, what: str = "chunk ids (ints)") -> list[int]:
 
 
 def texts(value: object, name: str = "texts", allow_empty: bool = True) -> list[str]:
-    """``value`` as a list of str; a bare str or bytes, and any item that is not a str, is refused."""
+    """``value`` as a list of str; a bare str or bytes, and any item that is not a str,
+    is refused."""
     items = sequence(value, name, "str")
     for position, item in enumerate(items):
         if not isinstance(item, str):
@@ -262,9 +274,11 @@ def texts(value: object, name: str = "texts", allow_empty: bool = True) -> list[
 
 
 def token_lists(value: object, name: str = "token_lists") -> list:
-    """``value`` as a list with one sequence of terms per chunk; a str in place of a list is refused.
+    """``value`` as a list with one sequence of terms per chunk; a str in place of a
+    list is refused.
 
-    The terms themselves are not looked at here (a collection has millions): check the distinct terms.
+    The terms themselves are not looked at here (a collection has millions): check the
+    distinct terms.
     """
     rows = sequence(value, name, "lists of terms")
     for position, row in enumerate(rows):
@@ -278,10 +292,12 @@ def token_lists(value: object, name: str = "token_lists") -> list:
 
 
 def query(value: object, name: str = "query", terms: bool = True) -> str | list[str]:
-    """A query: a str with some non-whitespace, or (with ``terms``) a non-empty sequence of str terms.
+    """A query: a str with some non-whitespace, or (with ``terms``) a non-empty sequence
+    of str terms.
 
-    A query whose terms are all stopwords or unknown is still a query; what a retriever does with it
-    is the retriever's business. ``None``, an empty str and an empty sequence are not queries.
+    A query whose terms are all stopwords or unknown is still a query; what a retriever
+    does with it is the retriever's business. ``None``, an empty str and an empty
+    sequence are not queries.
     """
     allowed = "a non-empty str" + (
         " or a non-empty sequence of str terms" if terms else ""
@@ -313,7 +329,8 @@ def query(value: object, name: str = "query", terms: bool = True) -> str | list[
 def non_empty_corpus(
     token_lists: Sequence[Sequence[Any]], name: str = "the collection"
 ) -> None:
-    """Refuse a collection with no chunks, or whose chunks have no term at all after analysis."""
+    """Refuse a collection with no chunks, or whose chunks have no term at all after
+    analysis."""
     if len(token_lists) == 0:
         raise ValueError(f"cannot index an empty collection: {name} has no chunks")
     if not any(len(tokens) for tokens in token_lists):
@@ -324,7 +341,8 @@ def non_empty_corpus(
 
 
 def document_frequencies(n: object, N: object) -> tuple[np.ndarray, int]:
-    """Document frequencies ``n`` (a number or an array, each from 0 to N) and the collection size N >= 1."""
+    """Document frequencies ``n`` (a number or an array, each from 0 to N) and the
+    collection size N >= 1."""
     N = whole(N, "N", minimum=1)
     frequencies = finite_array(n, "n")
     if frequencies.size and (frequencies.min() < 0 or frequencies.max() > N):

@@ -1,13 +1,16 @@
-"""Vector search: cosine similarity, exact search and an inverted-file (IVF) index (chapter 7).
+"""Vector search: cosine similarity, exact search and an inverted-file (IVF) index
+(chapter 7).
 
-With unit vectors the cosine q.d / (|q| |d|) is the dot product q.d, so exact search is one matrix product
-of the chunk matrix with the query and a partial sort: N r operations per query for N vectors of r
-dimensions. An IVF index partitions the vectors into L lists by spherical k-means; a query is compared with
-the L centroids, and only the vectors of the p closest lists are scanned:
+With unit vectors the cosine q.d / (|q| |d|) is the dot product q.d, so exact search is
+one matrix product of the chunk matrix with the query and a partial sort: N r operations
+per query for N vectors of r dimensions. An IVF index partitions the vectors into L
+lists by spherical k-means; a query is compared with the L centroids, and only the
+vectors of the p closest lists are scanned:
 
     cost(L) = L + p N / L   dot products,  smallest at L = sqrt(p N), where it is 2 sqrt(p N).
 
-Rankings follow the same rules as the sparse retrievers: score descending, ties by id ascending.
+Rankings follow the same rules as the sparse retrievers: score descending, ties by id
+ascending.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ __all__ = [
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """a.b / (|a| |b|) for two non-zero vectors of the same dimension; raises otherwise."""
+    """a.b / (|a| |b|) for two non-zero vectors of the same dimension; raises
+    otherwise."""
     a, b = validate.finite_array(a, "a"), validate.finite_array(b, "b")
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(
@@ -52,7 +56,8 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def unit_rows(vectors: np.ndarray, dtype=np.float32) -> np.ndarray:
-    """The rows of ``vectors`` divided by their Euclidean lengths; a zero row is an error, not a guess."""
+    """The rows of ``vectors`` divided by their Euclidean lengths; a zero row is an
+    error, not a guess."""
     matrix = validate.finite_array(vectors, "vectors")
     if matrix.ndim != 2:
         raise ValueError(
@@ -66,7 +71,8 @@ def unit_rows(vectors: np.ndarray, dtype=np.float32) -> np.ndarray:
 
 
 def _unit(matrix: np.ndarray, dtype=np.float32) -> np.ndarray:
-    """The rows of a checked float64 matrix divided by their lengths (the work of :func:`unit_rows`)."""
+    """The rows of a checked float64 matrix divided by their lengths (the work of
+    :func:`unit_rows`)."""
     norms = np.linalg.norm(matrix, axis=1)
     if not norms.all():
         zero = np.flatnonzero(norms == 0)
@@ -78,14 +84,16 @@ def _unit(matrix: np.ndarray, dtype=np.float32) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """Top-k ids and scores for a batch of queries (rows), and the dot products each query cost."""
+    """Top-k ids and scores for a batch of queries (rows), and the dot products each
+    query cost."""
 
     ids: np.ndarray
     scores: np.ndarray
     dot_products: np.ndarray
 
     def ranking(self, row: int = 0) -> list[tuple[int, float]]:
-        """The (id, score) pairs of one query, best first, without the padding of short results."""
+        """The (id, score) pairs of one query, best first, without the padding of short
+        results."""
         row = validate.whole(row, "row", minimum=0, maximum=self.ids.shape[0] - 1)
         keep = self.ids[row] >= 0
         return [
@@ -111,9 +119,10 @@ _BLOCKS: list[ThreadpoolController] = []
 def _one_blas_thread():
     """A context in which NumPy's BLAS uses one thread (for the whole process).
 
-    IVF search makes one small matrix product per probed list. Above a size threshold the BLAS splits each
-    one over its threads, and on a machine busy with other work every product then waits for a second
-    thread to be scheduled: the same search took 20 to 70 times longer. One thread per product is steady.
+    IVF search makes one small matrix product per probed list. Above a size threshold
+    the BLAS splits each one over its threads, and on a machine busy with other work
+    every product then waits for a second thread to be scheduled: the same search took
+    20 to 70 times longer. One thread per product is steady.
     """
     if not _BLOCKS:
         _BLOCKS.append(ThreadpoolController())
@@ -125,22 +134,26 @@ _EPSILON32 = float(np.finfo(np.float32).eps)
 
 
 def _slack(dimension: int) -> float:
-    """A bound on how far two float32 computations of one dot product of unit vectors can disagree.
+    """A bound on how far two float32 computations of one dot product of unit vectors
+    can disagree.
 
-    Any order of summing r products errs by at most gamma_r = r u / (1 - r u) times |q| |v| (u = 2^-24,
-    and |q| |v| is 1 up to the rounding of the unit rows); two computations disagree by twice that, and
-    a candidate set must reach twice further still (see :func:`_top_rows`). Doubling u keeps it safe.
-    The last term covers rounding a threshold (a score minus this slack, at most 2 in size) to float32.
+    Any order of summing r products errs by at most gamma_r = r u / (1 - r u) times |q|
+    |v| (u = 2^-24, and |q| |v| is 1 up to the rounding of the unit rows); two
+    computations disagree by twice that, and a candidate set must reach twice further
+    still (see :func:`_top_rows`). Doubling u keeps it safe. The last term covers
+    rounding a threshold (a score minus this slack, at most 2 in size) to float32.
     """
     r = dimension + 2
     return 4 * r * _EPSILON32 / (1 - r * _EPSILON32) + 2 * _EPSILON32
 
 
 def _exact_scores(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """q.v for paired rows, the same way for every pair: exact float64 products, summed along each row.
+    """q.v for paired rows, the same way for every pair: exact float64 products, summed
+    along each row.
 
-    The result depends only on the two vectors, never on where they sit in a batch or in the index, so
-    identical vectors get identical scores and a query gets the same scores alone or in a batch.
+    The result depends only on the two vectors, never on where they sit in a batch or in
+    the index, so identical vectors get identical scores and a query gets the same
+    scores alone or in a batch.
     """
     products = np.multiply(
         queries, vectors, dtype=np.float64, order="C"
@@ -156,18 +169,22 @@ def _top_rows(
     vectors: np.ndarray,
     positions: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top k of each row of ``scores`` (candidates ``ids``), by score descending then id ascending.
+    """Top k of each row of ``scores`` (candidates ``ids``), by score descending then id
+    ascending.
 
-    ``scores`` come from a matrix product, whose float32 results for one pair of vectors differ in the last
-    bits with the shape of the batch and the position in it (BLAS kernels block differently), so identical
-    vectors could get different scores and break the tie-by-id rule. They only select candidates: every
-    entry within twice the possible disagreement (:func:`_slack`) of each row's k-th score, which is a
-    superset of the true top k. The candidates are then rescored by :func:`_exact_scores` (column j of
-    ``scores`` is row ``positions[j]`` of ``vectors``, or row j without ``positions``) and sorted.
+    ``scores`` come from a matrix product, whose float32 results for one pair of vectors
+    differ in the last bits with the shape of the batch and the position in it (BLAS
+    kernels block differently), so identical vectors could get different scores and
+    break the tie-by-id rule. They only select candidates: every entry within twice the
+    possible disagreement (:func:`_slack`) of each row's k-th score, which is a superset
+    of the true top k. The candidates are then rescored by :func:`_exact_scores` (column
+    j of ``scores`` is row ``positions[j]`` of ``vectors``, or row j without
+    ``positions``) and sorted.
 
-    A full sort of each row is wasteful when k is small. Instead, split the row into blocks of 64 and take
-    each block's maximum: the k-th largest block maximum is a score that at least k entries reach, so every
-    entry of the top k (ties at the k-th included) is at or above it. Short rows are partitioned outright.
+    A full sort of each row is wasteful when k is small. Instead, split the row into
+    blocks of 64 and take each block's maximum: the k-th largest block maximum is a
+    score that at least k entries reach, so every entry of the top k (ties at the k-th
+    included) is at or above it. Short rows are partitioned outright.
     """
     m, n = scores.shape
     take = min(k, n)
@@ -186,7 +203,8 @@ def _top_rows(
             )
             - slack
         )
-        # only the blocks whose maximum reaches the limit hold candidates, and the entries after the last block
+        # only the blocks whose maximum reaches the limit hold candidates, and the
+        # entries after the last block
         block_rows, block_numbers = np.nonzero(maxima >= limit[:, None])
         rows = np.repeat(block_rows, _BLOCK)
         columns = (block_numbers[:, None] * _BLOCK + np.arange(_BLOCK)).ravel()
@@ -210,9 +228,11 @@ def _top_rows(
 def _rank(
     rows: np.ndarray, ids: np.ndarray, scores: np.ndarray, m: int, k: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The k best candidates of each of m queries, by score descending then id ascending, padded with id -1.
+    """The k best candidates of each of m queries, by score descending then id
+    ascending, padded with id -1.
 
-    Candidate j belongs to query ``rows[j]``, has id ``ids[j]`` and the (exact) score ``scores[j]``.
+    Candidate j belongs to query ``rows[j]``, has id ``ids[j]`` and the (exact) score
+    ``scores[j]``.
     """
     out_ids = np.full((m, k), -1, dtype=np.int64)
     out_scores = np.full((m, k), -np.inf, dtype=np.float32)
@@ -226,17 +246,20 @@ def _rank(
 
 
 class ExactIndex:
-    """Exact cosine search: unit vectors, one matrix product and a partial sort per batch of queries."""
+    """Exact cosine search: unit vectors, one matrix product and a partial sort per
+    batch of queries."""
 
     def __init__(self, vectors: np.ndarray):
         self.vectors = unit_rows(vectors)
         self.n, self.dimension = self.vectors.shape
 
     def search_batch(self, queries: np.ndarray, k: int = 10) -> SearchResult:
-        """Search a matrix of query vectors, one query per row (a single vector counts as one row).
+        """Search a matrix of query vectors, one query per row (a single vector counts
+        as one row).
 
-        Returns a :class:`SearchResult` of arrays: row i holds query i's k most similar vectors (ids and
-        scores, best first, ties by id; k beyond N returns all N, padded with id -1) and its dot products.
+        Returns a :class:`SearchResult` of arrays: row i holds query i's k most similar
+        vectors (ids and scores, best first, ties by id; k beyond N returns all N,
+        padded with id -1) and its dot products.
         """
         k = validate.k(k)
         q = _queries(queries, self.dimension)
@@ -247,9 +270,11 @@ class ExactIndex:
     def search_one(
         self, query: np.ndarray, k: int = 10, allowed: Iterable[int] | None = None
     ) -> list[tuple[int, float]]:
-        """One query's top k as (id, score) pairs; ``allowed`` restricts the candidates before ranking.
+        """One query's top k as (id, score) pairs; ``allowed`` restricts the candidates
+        before ranking.
 
-        The ids and scores are those of :meth:`search_batch` for the same query, whatever the batch.
+        The ids and scores are those of :meth:`search_batch` for the same query,
+        whatever the batch.
         """
         k = validate.k(k)
         q = _queries(query, self.dimension)
@@ -280,14 +305,16 @@ def spherical_kmeans(
     seed: int = 0,
     sample: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Spherical k-means on unit vectors: maximise the sum of each vector's cosine with its centroid.
+    """Spherical k-means on unit vectors: maximise the sum of each vector's cosine with
+    its centroid.
 
-    Centroids start at distinct random vectors (seeded). Each iteration assigns every vector to the centroid
-    with the largest dot product (one matrix product) and resets each centroid to the normalised mean of its
-    vectors. A cluster left empty is moved to the vector worst served by its current centroid, so all
-    ``clusters`` lists stay in use. With ``sample`` (at least ``clusters``), the iterations run on that many
-    vectors drawn at random (seeded) and every vector is then assigned to its nearest final centroid.
-    Returns (centroids, assignment).
+    Centroids start at distinct random vectors (seeded). Each iteration assigns every
+    vector to the centroid with the largest dot product (one matrix product) and resets
+    each centroid to the normalised mean of its vectors. A cluster left empty is moved
+    to the vector worst served by its current centroid, so all ``clusters`` lists stay
+    in use. With ``sample`` (at least ``clusters``), the iterations run on that many
+    vectors drawn at random (seeded) and every vector is then assigned to its nearest
+    final centroid. Returns (centroids, assignment).
     """
     x = unit_rows(vectors)
     n = x.shape[0]
@@ -312,7 +339,8 @@ def spherical_kmeans(
     centroids = train[rng.choice(m, size=clusters, replace=False)].copy()
     assignment = np.full(m, -1)
     train64 = train.astype(np.float64)
-    # a small product runs on one BLAS thread: waiting for a second thread would cost more than it saves
+    # a small product runs on one BLAS thread: waiting for a second thread would cost
+    # more than it saves
     with _one_blas_thread() if m * clusters < 2**20 else contextlib.nullcontext():
         for _ in range(iterations):
             similarity = train @ centroids.T
@@ -343,7 +371,8 @@ def spherical_kmeans(
 
 
 def ivf_cost(n, lists, probes):
-    """Expected dot products per query: L centroids plus p lists of N/L vectors each, L + p N / L.
+    """Expected dot products per query: L centroids plus p lists of N/L vectors each, L
+    + p N / L.
 
     Each argument may be a number or an array (for a whole curve at once).
     """
@@ -357,7 +386,8 @@ def ivf_cost(n, lists, probes):
 
 
 def optimal_lists(n, probes):
-    """The L minimising L + p N / L: setting the derivative 1 - p N / L^2 to zero gives L = sqrt(p N)."""
+    """The L minimising L + p N / L: setting the derivative 1 - p N / L^2 to zero gives
+    L = sqrt(p N)."""
     best = np.sqrt(
         validate.at_least_one(probes, "probes")
         * validate.at_least_one(n, "the number of vectors")
@@ -366,10 +396,12 @@ def optimal_lists(n, probes):
 
 
 class IVFIndex:
-    """An inverted-file index: spherical k-means lists, and a search that scans only the p nearest lists.
+    """An inverted-file index: spherical k-means lists, and a search that scans only the
+    p nearest lists.
 
-    k-means trains on at most ``sample_per_list`` vectors per list (256 by default, FAISS's budget; None:
-    every vector) for at most ``iterations`` rounds; then every vector goes to its nearest centroid.
+    k-means trains on at most ``sample_per_list`` vectors per list (256 by default,
+    FAISS's budget; None: every vector) for at most ``iterations`` rounds; then every
+    vector goes to its nearest centroid.
     """
 
     def __init__(
@@ -392,8 +424,9 @@ class IVFIndex:
             x, lists, iterations, seed, sample
         )
         self.lists = lists
-        # store the vectors list by list: list l is the block of rows offsets[l]:offsets[l + 1], read in place
-        # by a matrix product, and order maps a row back to its id
+        # store the vectors list by list: list l is the block of rows
+        # offsets[l]:offsets[l + 1], read in place by a matrix product, and order maps a
+        # row back to its id
         self.order = np.argsort(assignment, kind="stable")
         self.vectors = x[self.order]
         self.offsets = np.zeros(lists + 1, dtype=np.int64)
@@ -406,11 +439,13 @@ class IVFIndex:
     def search_batch(
         self, queries: np.ndarray, k: int = 10, probes: int = 1
     ) -> SearchResult:
-        """Search a matrix of query vectors, one query per row (a single vector counts as one row).
+        """Search a matrix of query vectors, one query per row (a single vector counts
+        as one row).
 
-        Returns a :class:`SearchResult` of arrays: row i holds the k best of the vectors in query i's
-        ``probes`` nearest lists (ids and scores, best first, ties by id, padded with id -1) and the dot
-        products it cost (L centroids plus the probed lists' sizes).
+        Returns a :class:`SearchResult` of arrays: row i holds the k best of the vectors
+        in query i's ``probes`` nearest lists (ids and scores, best first, ties by id,
+        padded with id -1) and the dot products it cost (L centroids plus the probed
+        lists' sizes).
         """
         k = validate.k(k)
         probes = validate.whole(probes, "probes")
@@ -441,11 +476,13 @@ class IVFIndex:
         )
 
     def _scan_by_list(self, q, nearest, k):
-        """Score the probed lists list by list: all the queries that probe list l against its slice at once.
+        """Score the probed lists list by list: all the queries that probe list l
+        against its slice at once.
 
-        Returns the candidates (query row, position in ``self.vectors``, float32 score) and every query's
-        k-th best float32 score over its probed lists. A list keeps the entries within the slack of its own
-        k-th best score, which is at most the query's k-th best over all its lists, so no candidate is lost.
+        Returns the candidates (query row, position in ``self.vectors``, float32 score)
+        and every query's k-th best float32 score over its probed lists. A list keeps
+        the entries within the slack of its own k-th best score, which is at most the
+        query's k-th best over all its lists, so no candidate is lost.
         """
         m, probes = nearest.shape
         slack = np.float32(_slack(self.dimension))
@@ -501,7 +538,8 @@ class IVFIndex:
         )
 
     def _scan_one(self, q, nearest, k):
-        """The same for a single query, without the grouping: one matrix-vector product per probed list."""
+        """The same for a single query, without the grouping: one matrix-vector product
+        per probed list."""
         bounds = self.offsets.tolist()
         spans = [(bounds[l], bounds[l + 1]) for l in nearest[0].tolist()]
         scores = np.concatenate([self.vectors[a:b] @ q[0] for a, b in spans])
@@ -511,7 +549,8 @@ class IVFIndex:
             else -np.inf
         )
         columns = np.flatnonzero(scores >= kth - np.float32(_slack(self.dimension)))
-        # column c of the scores is in span s, at position start_s + (c - where span s begins in the scores)
+        # column c of the scores is in span s, at position start_s + (c - where span s
+        # begins in the scores)
         starts, stops = np.array(spans).T
         lengths = stops - starts
         ends = np.cumsum(lengths)

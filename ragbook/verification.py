@@ -1,14 +1,16 @@
 """Grounding checks: citations, support, numbers and quotes (chapter 12).
 
-- A citation is a source number in square brackets, ``[1]``. An answer is *grounded* (the minimal rule)
-  when it cites at least one source and every number it cites names a source of the prompt.
-- A claim is a sentence of the answer. Its *support* is the share of its analysed terms (citation markers
-  removed, repeats counted) that occur in the sources it cites. A claim passes when it cites at least one
-  existing source, its support is at least ``support_threshold`` (:data:`SUPPORT_THRESHOLD`, 0.75, by
-  default), every number in it occurs in a cited source, and every quoted string occurs in a cited source.
+- A citation is a source number in square brackets, ``[1]``. An answer is *grounded*
+  (the minimal rule) when it cites at least one source and every number it cites names a
+  source of the prompt.
+- A claim is a sentence of the answer. Its *support* is the share of its analysed terms
+  (citation markers removed, repeats counted) that occur in the sources it cites. A
+  claim passes when it cites at least one existing source, its support is at least
+  ``support_threshold`` (:data:`SUPPORT_THRESHOLD`, 0.75, by default), every number in
+  it occurs in a cited source, and every quoted string occurs in a cited source.
 
-These are necessary checks, not proof: a claim can pass and still misstate its source, and a true claim can
-fail because it paraphrases. A citation is not an answer.
+These are necessary checks, not proof: a claim can pass and still misstate its source,
+and a true claim can fail because it paraphrases. A citation is not an answer.
 """
 
 from __future__ import annotations
@@ -114,7 +116,8 @@ def check_answer(
     sources: Sequence[str] | Mapping[int, str],
     support_threshold: float = SUPPORT_THRESHOLD,
 ) -> list[ClaimCheck]:
-    """Split the answer into claims (sentences) and check each; sources as a list are numbered from 1."""
+    """Split the answer into claims (sentences) and check each; sources as a list are
+    numbered from 1."""
     numbered = (
         dict(enumerate(validate.texts(sources, "sources"), start=1))
         if not isinstance(sources, Mapping)

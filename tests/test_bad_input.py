@@ -1,11 +1,12 @@
 """Bad input, everywhere, the same way: property tests over random bad arguments.
 
-The rule (ragbook/validate.py): a value of the wrong type raises TypeError, a value of the right type
-outside what is allowed raises ValueError, and the message names the argument and what is allowed.
-Queries: None or a non-text raises TypeError; an empty str, a str of whitespace or an empty sequence of
-terms raises ValueError ("query is empty"). A non-empty query whose terms are all stopwords is refused by
-the sparse retrievers as before ("no terms after analysis"); one whose terms are all unknown is a query,
-and every chunk scores 0 (a ranking in id order).
+The rule (ragbook/validate.py): a value of the wrong type raises TypeError, a value of
+the right type outside what is allowed raises ValueError, and the message names the
+argument and what is allowed. Queries: None or a non-text raises TypeError; an empty
+str, a str of whitespace or an empty sequence of terms raises ValueError ("query is
+empty"). A non-empty query whose terms are all stopwords is refused by the sparse
+retrievers as before ("no terms after analysis"); one whose terms are all unknown is a
+query, and every chunk scores 0 (a ranking in id order).
 """
 
 import functools
@@ -92,7 +93,8 @@ def _store_search(query, k=10, allowed=None):
     return store().search_for(USER, query, k)
 
 
-# every retriever as a search(query, k) function, and whether it takes a sequence of terms as a query
+# every retriever as a search(query, k) function, and whether it takes a sequence of
+# terms as a query
 SEARCHES = {
     "bm25": (BM.search, True),
     "tfidf": (TF.search, True),
@@ -107,7 +109,7 @@ SEARCHES = {
 }
 NAMES = sorted(SEARCHES)
 
-# ---- random bad values ------------------------------------------------------------------------------
+# ---- random bad values ---------------------------------------------------------------
 non_finite = st.sampled_from(
     [math.nan, -math.nan, math.inf, -math.inf, np.float32("nan"), np.float64("-inf")]
 )
@@ -135,7 +137,7 @@ FAST = settings(
 )
 
 
-# ---- queries ----------------------------------------------------------------------------------------
+# ---- queries -------------------------------------------------------------------------
 @FAST
 @given(name=st.sampled_from(NAMES), query=not_a_query)
 def test_a_query_that_is_no_text_is_a_type_error_everywhere(name, query):
@@ -213,7 +215,7 @@ def test_unknown_terms_score_zero_alike_as_a_string_or_as_terms(terms):
             )
 
 
-# ---- k and other counts -----------------------------------------------------------------------------
+# ---- k and other counts --------------------------------------------------------------
 @FAST
 @given(name=st.sampled_from(NAMES), k=negative_ints)
 def test_a_negative_k_is_a_value_error_everywhere(name, k):
@@ -350,7 +352,7 @@ def test_a_bool_is_not_a_number(value):
             call()
 
 
-# ---- nan and infinity -------------------------------------------------------------------------------
+# ---- nan and infinity ----------------------------------------------------------------
 @FAST
 @given(bad=non_finite, position=st.integers(0, 2))
 def test_non_finite_vectors_are_refused(bad, position):
@@ -423,7 +425,7 @@ def test_non_finite_parameters_are_refused(bad):
             call()
 
 
-# ---- texts: never a bare str, never an empty collection ---------------------------------------------
+# ---- texts: never a bare str, never an empty collection ------------------------------
 @FAST
 @given(text=bare_strings)
 def test_a_bare_string_is_not_a_sequence_of_texts(text):

@@ -1,4 +1,5 @@
-"""The committed benchmark results files and the README tables generated from them (no benchmark is run)."""
+"""The committed benchmark results files and the README tables generated from them (no
+benchmark is run)."""
 
 from __future__ import annotations
 

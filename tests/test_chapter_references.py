@@ -1,9 +1,10 @@
 """A module's docstrings name only chapters that use the module.
 
-Every "chapter N", "Chapter N" or "chapters N, M and K" in a docstring of ragbook/X.py (the module's own,
-and those of its functions, classes and methods) must name a chapter whose source, chapters/NN_*.md,
-imports or mentions ``ragbook.X`` or shows the source of one of its objects with ``show_source``. A chapter
-that runs ``python -m ragbook`` uses the command-line modules, ``ragbook.__main__`` and ``ragbook.cli``.
+Every "chapter N", "Chapter N" or "chapters N, M and K" in a docstring of ragbook/X.py
+(the module's own, and those of its functions, classes and methods) must name a chapter
+whose source, chapters/NN_*.md, imports or mentions ``ragbook.X`` or shows the source of
+one of its objects with ``show_source``. A chapter that runs ``python -m ragbook`` uses
+the command-line modules, ``ragbook.__main__`` and ``ragbook.cli``.
 """
 
 import ast
@@ -42,7 +43,8 @@ def test_reference_pattern_reads_every_form():
 
 
 def docstrings(path: Path) -> list[tuple[str, str]]:
-    """(where, docstring) for the module and every function, class and method defined in it."""
+    """(where, docstring) for the module and every function, class and method defined in
+    it."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
@@ -63,7 +65,8 @@ def chapter_files() -> dict[int, Path]:
 
 
 def modules_used(source: str) -> set[str]:
-    """Names X of the ragbook modules a chapter imports, mentions as ragbook.X, or shows objects of."""
+    """Names X of the ragbook modules a chapter imports, mentions as ragbook.X, or shows
+    objects of."""
     used = set(re.findall(r"\bragbook\.(\w+)\b", source))
     if re.search(r"python -m ragbook\b", source):
         used |= {"__main__", "cli"}

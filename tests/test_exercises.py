@@ -1,4 +1,5 @@
-"""The graded-exercise mechanism: right answers pass, wrong ones are named with expected vs got."""
+"""The graded-exercise mechanism: right answers pass, wrong ones are named with expected
+vs got."""
 
 import math
 
@@ -110,7 +111,8 @@ def test_chapter_4_checkers_accept_independent_solutions_and_reject_off_by_one()
 
 def test_chapter_3_span_containment_accepts_a_correct_rule_and_names_the_strict_one():
     def contains(chunk_start, chunk_end, span_start, span_end):
-        # an independent solution for non-empty spans: the span's characters are a subset of the chunk's
+        # an independent solution for non-empty spans: the span's characters are a
+        # subset of the chunk's
         if chunk_end < chunk_start or span_end < span_start:
             raise ValueError("a range's end must not come before its start")
         return set(range(span_start, span_end)) <= set(range(chunk_start, chunk_end))
@@ -192,7 +194,8 @@ def test_ndcg_checker_catches_the_ideal_from_the_retrieved_list():
 
 def test_ivf_lists_checker():
     def best_lists(n, probes):
-        # an independent solution: the minimum of L + p n / L found by its defining property
+        # an independent solution: the minimum of L + p n / L found by its defining
+        # property
         if n < 1 or probes < 1:
             raise ValueError("n and probes must be at least 1")
         lists = (probes * n) ** 0.5
@@ -330,7 +333,8 @@ def test_dense_cosine_checker():
     assert verdict and verdict.passed == verdict.total == 8
 
     def chunk_length_only(query, vectors):
-        # divides by the chunk's length but forgets the query's: right only for a unit query
+        # divides by the chunk's length but forgets the query's: right only for a unit
+        # query
         out = []
         for v in vectors:
             if len(v) != len(query) or math.hypot(*v) == 0 or math.hypot(*query) == 0:
@@ -346,7 +350,8 @@ def test_dense_cosine_checker():
     )
 
     def zip_silently(query, vectors):
-        # zip truncates: a 3-D vector against a 2-D query gives a number instead of an error
+        # zip truncates: a 3-D vector against a 2-D query gives a number instead of an
+        # error
         return [
             sum(a * b for a, b in zip(query, v))
             / (math.hypot(*query) * math.hypot(*v[: len(query)]))
@@ -395,7 +400,8 @@ def test_support_checker_counts_repeats():
     from collections import Counter
 
     def support(claim_terms, source_terms):
-        # an independent solution: count the claim's terms by kind, keep the counts of those the source has
+        # an independent solution: count the claim's terms by kind, keep the counts of
+        # those the source has
         if len(claim_terms) == 0:
             raise ValueError("empty claim")
         counts = Counter(claim_terms)
@@ -514,7 +520,8 @@ def test_composition_from_outcomes_checker():
 
 def test_coverage_checker():
     def coverage(question_terms, sentence_terms, idf, needs_number):
-        # an independent solution: distinct terms by set, the number test by a regular expression
+        # an independent solution: distinct terms by set, the number test by a regular
+        # expression
         import re
 
         terms = set(question_terms)
@@ -569,7 +576,8 @@ def test_visible_chunks_checker():
     levels = {"public", "staff", "finance"}
 
     def visible_chunks(chunk_docs, doc_access, user_levels):
-        # an independent solution: look each chunk's document up, refuse what cannot be decided
+        # an independent solution: look each chunk's document up, refuse what cannot be
+        # decided
         if not set(doc_access.values()) <= levels:
             raise ValueError("unknown access level")
         result = []
@@ -583,7 +591,8 @@ def test_visible_chunks_checker():
     assert check("visible-chunks", visible_chunks)
 
     def public_always(chunk_docs, doc_access, user_levels):
-        # a typical mistake: everyone may read public documents, whatever levels they hold
+        # a typical mistake: everyone may read public documents, whatever levels they
+        # hold
         return visible_chunks(chunk_docs, doc_access, set(user_levels) | {"public"})
 
     report = repr(check("visible-chunks", public_always))

@@ -73,7 +73,7 @@ def beir_folder(tmp_path, corpus=None, queries=None, qrels=None):
     return folder
 
 
-# --- BEIR ----------------------------------------------------------------------------------------------
+# --- BEIR -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("compress", [False, True])
@@ -334,7 +334,7 @@ def test_write_beir_errors(tmp_path):
     )  # nothing is written when the input is refused
 
 
-# --- TREC runs -------------------------------------------------------------------------------------------
+# --- TREC runs ------------------------------------------------------------------------
 
 RUN = {
     "q1": [
@@ -365,7 +365,8 @@ def test_written_run_has_ranks_in_list_order(tmp_path):
 
 
 def test_read_trec_run_orders_like_trec_eval(tmp_path):
-    # The file's rank column and line order disagree with the scores on purpose: trec_eval ignores both.
+    # The file's rank column and line order disagree with the scores on purpose:
+    # trec_eval ignores both.
     path = write_text(
         tmp_path / "ties.run",
         "q1 Q0 d10 1 0.5 t\n"
@@ -378,7 +379,8 @@ def test_read_trec_run_orders_like_trec_eval(tmp_path):
         "q0\tQ0\tb\t1\t1\tt\n"
         "q0 Q0 c 2 1.0 t\n",
     )
-    # Score descending; ties by docid descending as strings ("d2" > "d10" > "d1" > "D9").
+    # Score descending; ties by docid descending as strings ("d2" > "d10" > "d1" >
+    # "D9").
     assert read_trec_run(path) == {
         "q1": [
             ("a", 0.9),
@@ -483,7 +485,7 @@ def test_write_trec_run_errors(tmp_path):
     assert not path.exists()
 
 
-# --- TREC qrels ------------------------------------------------------------------------------------------
+# --- TREC qrels -----------------------------------------------------------------------
 
 
 def test_trec_qrels_round_trip(tmp_path):
@@ -565,7 +567,7 @@ def test_invalid_utf8_gives_the_line(tmp_path):
         read_trec_qrels(path)
 
 
-# --- standard tools ----------------------------------------------------------------------------------------
+# --- standard tools -------------------------------------------------------------------
 
 
 def test_ir_measures_reads_written_files(tmp_path):

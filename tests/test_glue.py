@@ -1,7 +1,9 @@
-"""Glued numbers print the same on every machine: rounded before they are stored, never quoted past that.
+"""Glued numbers print the same on every machine: rounded before they are stored, never
+quoted past that.
 
-The chapters are scanned as sources (no glue bypasses ragbook.show) and as stored notebooks (every glued float
-was rounded to the decimals it was stored with, and no sentence formats it with more decimals than that).
+The chapters are scanned as sources (no glue bypasses ragbook.show) and as stored
+notebooks (every glued float was rounded to the decimals it was stored with, and no
+sentence formats it with more decimals than that).
 """
 
 import json
@@ -138,7 +140,8 @@ def _glued(notebook: Path) -> dict[str, tuple[str, object]]:
 
 
 def _needed(spec: str) -> int | None:
-    """Decimals a format spec shows: '.3f' and '+.3f' and ',.1f' 3 or 1, '.1%' 3, ',' 0; None for no spec."""
+    """Decimals a format spec shows: '.3f' and '+.3f' and ',.1f' 3 or 1, '.1%' 3, ',' 0;
+    None for no spec."""
     if not spec:
         return None
     if match := re.fullmatch(r"[+]?,?\.(\d+)f", spec):
@@ -198,7 +201,8 @@ def test_every_glued_float_is_rounded_and_no_sentence_shows_more_decimals():
 
 
 def test_ranked_orders_near_ties_by_name():
-    # 0.7712 and 0.77118 print as 0.77 both: the name decides, whichever has the larger last bits
+    # 0.7712 and 0.77118 print as 0.77 both: the name decides, whichever has the larger
+    # last bits
     pairs = [
         ("marineris", 0.77118),
         ("4000", 0.7712),

@@ -1,4 +1,5 @@
-"""LSA against tf-idf and scikit-learn; fusion against the reference text; reranking and dense search."""
+"""LSA against tf-idf and scikit-learn; fusion against the reference text; reranking and
+dense search."""
 
 import math
 
@@ -37,7 +38,8 @@ def test_full_rank_lsa_ranks_like_tfidf_over_the_same_terms():
         lsa_scores = chunks @ lsa.encode([question])[0]
         top_tfidf = np.argsort(-tfidf_scores, kind="stable")[:10]
         top_lsa = np.argsort(-lsa_scores, kind="stable")[:10]
-        # x V V^T = x for chunk rows, so cos(qV, xV) = q.x / |qV|: the same ranking as the tf-idf cosine q.x
+        # x V V^T = x for chunk rows, so cos(qV, xV) = q.x / |qV|: the same ranking as
+        # the tf-idf cosine q.x
         projected = np.linalg.norm(tfidf_row @ lsa.components.T)
         np.testing.assert_allclose(lsa_scores * projected, tfidf_scores, atol=1e-5)
         assert np.array_equal(top_tfidf, top_lsa)

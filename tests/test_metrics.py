@@ -1,4 +1,5 @@
-"""Retrieval metrics against hand arithmetic, ir-measures (trec_eval), and their invariants; bootstrap."""
+"""Retrieval metrics against hand arithmetic, ir-measures (trec_eval), and their
+invariants; bootstrap."""
 
 import math
 
@@ -36,14 +37,15 @@ GOLD_RANKS = (
 
 
 def ranking_with_gold_at(rank, length=10):
-    """Chunks 1.. as distractors, with chunk GOLD inserted at ``rank`` (or left out for None)."""
+    """Chunks 1.. as distractors, with chunk GOLD inserted at ``rank`` (or left out for
+    None)."""
     distractors = list(range(1, length + 1))
     if rank is None:
         return distractors[:length]
     return distractors[: rank - 1] + [GOLD] + distractors[rank - 1 : length - 1]
 
 
-# ---- reference numbers --------------------------------------------------------------------------
+# ---- reference numbers ---------------------------------------------------------------
 def test_seed_ranks_give_recall_and_mrr():
     rankings = [ranking_with_gold_at(rank) for rank in GOLD_RANKS]
     pieces = [{GOLD}]
@@ -111,7 +113,8 @@ def test_ndcg_divides_by_the_ideal_of_the_collection_not_of_the_retrieved_list()
     assert honest == pytest.approx((1 / math.log2(4)) / ideal)
     assert honest == pytest.approx(0.5 / 1.6309, abs=5e-5)
     assert honest == pytest.approx(0.3066, abs=5e-5)
-    # The wrong variant: the ideal of the retrieved list alone, here a relevant chunk at rank 1.
+    # The wrong variant: the ideal of the retrieved list alone, here a relevant chunk at
+    # rank 1.
     retrieved_gains = sorted((gains.get(c, 0) for c in ranking), reverse=True)
     wrong_ideal = sum(
         g / math.log2(rank + 1) for rank, g in enumerate(retrieved_gains, start=1)
@@ -126,7 +129,7 @@ def test_ndcg_is_zero_without_positive_gain_and_missing_gains_are_zero():
     assert dcg_at_k([1, 2, 3], {3: 2}, 2) == 0.0
 
 
-# ---- bad input -----------------------------------------------------------------------------------
+# ---- bad input -----------------------------------------------------------------------
 def test_k_must_be_at_least_one():
     for function, relevant in [
         (recall_at_k, [{1}]),
@@ -189,7 +192,7 @@ def test_mean_reciprocal_rank_needs_matching_nonempty_inputs():
         mean_reciprocal_rank([], [])
 
 
-# ---- properties ----------------------------------------------------------------------------------
+# ---- properties ----------------------------------------------------------------------
 rankings = st.lists(st.integers(0, 30), unique=True, max_size=20)
 relevant_sets = st.frozensets(st.integers(0, 30), max_size=10)
 cutoffs = st.integers(1, 25)
@@ -237,7 +240,7 @@ def test_recall_never_falls_as_k_grows(ranking, pieces):
     assert all(a <= b for a, b in zip(values, values[1:]))
 
 
-# ---- agreement with ir-measures (pytrec_eval, i.e. trec_eval) ---------------------------------------
+# ---- agreement with ir-measures (pytrec_eval, i.e. trec_eval) ------------------------
 def random_runs_and_judgements(seed=7, queries=50, documents=30):
     rng = np.random.default_rng(seed)
     rankings, gains = {}, {}
@@ -258,8 +261,9 @@ def random_runs_and_judgements(seed=7, queries=50, documents=30):
 def test_agreement_with_ir_measures():
     rankings, gains = random_runs_and_judgements()
     qrels = {q: {str(d): g for d, g in graded.items()} for q, graded in gains.items()}
-    # trec_eval ignores the rank column and reorders a run by score descending, then docid descending.
-    # Strictly decreasing scores (n - rank) keep our order, and the docids are the chunk ids as strings.
+    # trec_eval ignores the rank column and reorders a run by score descending, then
+    # docid descending. Strictly decreasing scores (n - rank) keep our order, and the
+    # docids are the chunk ids as strings.
     run = {
         q: {str(d): float(len(r) - rank) for rank, d in enumerate(r)}
         for q, r in rankings.items()
@@ -290,7 +294,7 @@ def test_agreement_with_ir_measures():
             )
 
 
-# ---- bootstrap -----------------------------------------------------------------------------------
+# ---- bootstrap -----------------------------------------------------------------------
 VALUES = [1, 0, 1, 1, 0.5, 0, 1, 0.25, 1, 0, 1, 1]
 
 
@@ -348,7 +352,7 @@ def test_paired_bootstrap_on_a_hand_example():
         paired_bootstrap([1, 0], [1, 0, 1])
 
 
-# ---- evaluation loop -----------------------------------------------------------------------------
+# ---- evaluation loop -----------------------------------------------------------------
 def window(i):
     return Chunk(i, "d", 0, 10 * i, 10 * i + 10, "x" * 10)
 
@@ -372,7 +376,8 @@ def question(qid, *pieces):
 
 
 def seed_setup():
-    """Five one-piece questions, gold chunk at ranks (1, 2, 1, 5, none), one two-piece and one unanswerable."""
+    """Five one-piece questions, gold chunk at ranks (1, 2, 1, 5, none), one two-piece
+    and one unanswerable."""
     questions = [question(f"s{n}", [GOLD]) for n in range(5)]
     answers = {
         f"text of s{n}": ranking_with_gold_at(rank) for n, rank in enumerate(GOLD_RANKS)

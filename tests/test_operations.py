@@ -1,4 +1,5 @@
-"""RAG in operation: permissions before ranking, versions and deletions, hostile documents, logs (chapter 15)."""
+"""RAG in operation: permissions before ranking, versions and deletions, hostile
+documents, logs (chapter 15)."""
 
 import re
 
@@ -49,7 +50,7 @@ def current_store(**options):
     return store
 
 
-# ---- the bundled corpus ------------------------------------------------------------------------------
+# ---- the bundled corpus --------------------------------------------------------------
 def test_org_corpus_has_the_documents_the_chapter_describes():
     assert len(ALL) == 7
     assert sorted(LATEST) == [
@@ -73,14 +74,14 @@ def test_org_corpus_has_the_documents_the_chapter_describes():
     )  # the metadata block is not text
 
 
-# ---- permissions --------------------------------------------------------------------------------------
+# ---- permissions ---------------------------------------------------------------------
 def _chunk(i, doc_id, text="x"):
     return Chunk(i, doc_id, 0, 0, len(text), text)
 
 
 def test_seed_003_d1_to_d4_through_the_permission_filter():
-    # D1 [1, 0], D2 [0.8, 0.6], D3 [0, 1], D4 [1, 0] restricted; the query is [1, 0]. By hand the cosines are
-    # D1 1, D2 0.8, D3 0, D4 1 (all vectors have length 1).
+    # D1 [1, 0], D2 [0.8, 0.6], D3 [0, 1], D4 [1, 0] restricted; the query is [1, 0]. By
+    # hand the cosines are D1 1, D2 0.8, D3 0, D4 1 (all vectors have length 1).
     chunks = [_chunk(i, f"D{i + 1}") for i in range(4)]
     meta = {"D1": "public", "D2": "public", "D3": "public", "D4": "finance"}
     allowed = allowed_chunks(chunks, meta, CUSTOMER)
@@ -91,7 +92,8 @@ def test_seed_003_d1_to_d4_through_the_permission_filter():
     assert [(i, round(s, 6)) for i, s in hits] == [(0, 1.0), (1, 0.8), (2, 0.0)]
     assert [i for i, s in hits if s >= 0.5] == [0, 1]  # the cutoff 0.5 keeps D1, D2
     assert [i for i, _ in index.search_one(query, k=2, allowed=allowed)] == [0, 1]
-    # A global top 2 is D1 and D4 (tied at 1, D1 first by id); dropping D4 afterwards leaves D1 alone.
+    # A global top 2 is D1 and D4 (tied at 1, D1 first by id); dropping D4 afterwards
+    # leaves D1 alone.
     global_top = [i for i, _ in index.search_one(query, k=2)]
     assert global_top == [0, 3]
     assert [i for i in global_top if i in allowed] == [0]
@@ -99,9 +101,10 @@ def test_seed_003_d1_to_d4_through_the_permission_filter():
 
 
 def test_filtering_a_global_top_k_afterwards_loses_permitted_answers():
-    # Query "refund". Counts of "refund" f and lengths |d|: f1 (3, 4), f2 (2, 3), p1 (1, 4), p2 (0, 2); the
-    # average length is 13/4 = 3.25. BM25's factor f (k1 + 1)/(f + K) with K = 1.5 (0.25 + 0.75 |d| / 3.25):
-    # f1 7.5/4.760 = 1.58, f2 5/3.413 = 1.46, p1 2.5/2.760 = 0.91, p2 0. Same idf for all, so f1 > f2 > p1 > p2.
+    # Query "refund". Counts of "refund" f and lengths |d|: f1 (3, 4), f2 (2, 3), p1 (1,
+    # 4), p2 (0, 2); the average length is 13/4 = 3.25. BM25's factor f (k1 + 1)/(f + K)
+    # with K = 1.5 (0.25 + 0.75 |d| / 3.25): f1 7.5/4.760 = 1.58, f2 5/3.413 = 1.46, p1
+    # 2.5/2.760 = 0.91, p2 0. Same idf for all, so f1 > f2 > p1 > p2.
     texts = [
         "refund refund refund margins",
         "refund refund costs",
@@ -136,7 +139,7 @@ def test_users_and_missing_metadata_are_checked():
     assert allowed_chunks([_chunk(0, "a")], {"a": "public"}, User("nobody", [])) == []
 
 
-# ---- no unreadable chunk ever reaches a prompt ---------------------------------------------------------
+# ---- no unreadable chunk ever reaches a prompt ---------------------------------------
 _STORE = current_store()
 _CHUNKS, _DOCUMENTS = _STORE.chunks, _STORE.documents
 _TEXTS = [c.indexed_text for c in _CHUNKS]
@@ -208,7 +211,7 @@ def test_store_search_never_returns_an_unreadable_chunk():
     )
 
 
-# ---- freshness ----------------------------------------------------------------------------------------
+# ---- freshness -----------------------------------------------------------------------
 def test_after_replace_only_the_new_version_can_be_retrieved():
     store = DocumentStore()
     store.add(
@@ -297,7 +300,7 @@ def test_every_change_rebuilds_and_an_empty_store_finds_nothing():
         store.add([FIRST["refund-policy"], LATEST["refund-policy"]])
 
 
-# ---- the loader ---------------------------------------------------------------------------------------
+# ---- the loader ----------------------------------------------------------------------
 BODY = "# Title\n\nSome text.\n"
 
 
@@ -377,7 +380,7 @@ def test_folder_with_a_version_twice_is_refused(tmp_path):
         read_org_folder(tmp_path / "missing")
 
 
-# ---- hostile documents ----------------------------------------------------------------------------------
+# ---- hostile documents ---------------------------------------------------------------
 INJECTION_QUESTION = "Is there a return window for refunds?"
 
 
@@ -396,7 +399,8 @@ def test_the_hostile_document_stays_inside_its_delimiters():
     assert (
         "&lt;/source&gt;&lt;source n=" in prompt.text
     )  # the forged block is escaped text
-    # the answer that follows the injection cites the refund policy, which does not say it
+    # the answer that follows the injection cites the refund policy, which does not say
+    # it
     check = answer.checks[0]
     assert check.cited == (1,) and check.support < 0.75 and not answer.supported
     quoted = ScriptedGenerator(
@@ -437,7 +441,7 @@ def test_instruction_like_flags_the_hostile_chunk_only():
     )  # a plain false statement is not caught
 
 
-# ---- monitoring ---------------------------------------------------------------------------------------
+# ---- monitoring ----------------------------------------------------------------------
 def test_log_entry_and_alerts():
     store = DocumentStore()
     store.add(

@@ -1,4 +1,5 @@
-"""Reading a paraphrase: the glossary, the semantic reader and the on-disk vector cache (chapter 14)."""
+"""Reading a paraphrase: the glossary, the semantic reader and the on-disk vector cache
+(chapter 14)."""
 
 import io
 import re
@@ -17,7 +18,7 @@ from ragbook.pipeline import quotes_evidence
 from ragbook.prompts import build_prompt
 
 
-# ---- glossary -----------------------------------------------------------------------------------------
+# ---- glossary ------------------------------------------------------------------------
 def test_glossary_appends_the_definitions_of_the_terms_it_finds():
     glossary = Glossary(
         {"year": "the time to orbit the Sun once", "day": "noon to noon"}
@@ -26,7 +27,8 @@ def test_glossary_appends_the_definitions_of_the_terms_it_finds():
         glossary("How long is a year on Venus?")
         == "How long is a year on Venus? (year: the time to orbit the Sun once)"
     )
-    # matched after the analyzer (case folded), each term once, in the order of the question
+    # matched after the analyzer (case folded), each term once, in the order of the
+    # question
     assert (
         glossary("A DAY or a Year? And a day?")
         == "A DAY or a Year? And a day? (day: noon to noon; year: the time to orbit the Sun once)"
@@ -121,9 +123,10 @@ def test_cli_glossary_file_and_missing_embedder(tmp_path, capsys, monkeypatch):
     assert "--retriever bm25 --reader lexical" in capsys.readouterr().err
 
 
-# ---- the semantic reader, with an encoder whose vectors are set by hand ---------------------------------
+# ---- the semantic reader, with an encoder whose vectors are set by hand --------------
 class HandEncoder:
-    """Maps each known text to a fixed unit vector; records what it was asked to encode."""
+    """Maps each known text to a fixed unit vector; records what it was asked to
+    encode."""
 
     def __init__(self, table):
         self.table = {
@@ -194,7 +197,8 @@ def test_semantic_reader_embeds_the_rewritten_question_and_abstains_below_thresh
     prompt = build_prompt(QUESTION, SOURCES)
     assert reader(prompt) == "It orbits the Sun every 224.7 days [1]."
     assert rewritten in encoder.seen and QUESTION not in encoder.seen
-    # the rotation sentence alone: cosine (0.6 + 0.8) / sqrt(2) = 0.98995, just below 0.99
+    # the rotation sentence alone: cosine (0.6 + 0.8) / sqrt(2) = 0.98995, just below
+    # 0.99
     only_rotation = build_prompt(QUESTION, SOURCES[1:])
     assert (
         SemanticExtractiveGenerator(encoder, abstain_below=0.99, rewrite=glossary)(
@@ -225,7 +229,7 @@ def test_semantic_reader_embeds_each_sentence_once():
     assert len(sentences) == 3 and encoder.seen.count(QUESTION) == 2
 
 
-# ---- the on-disk cache --------------------------------------------------------------------------------
+# ---- the on-disk cache ---------------------------------------------------------------
 class CountingEncoder:
     fingerprint = "counting-v1"
     dimension = 2
@@ -293,9 +297,10 @@ def test_cache_needs_a_fingerprint_and_leaves_queries_alone(tmp_path, monkeypatc
     assert cache_directory() == tmp_path / "xdg" / "ragbook"
 
 
-# ---- the example question, end to end ---------------------------------------------------------------
+# ---- the example question, end to end ------------------------------------------------
 def test_the_tool_answers_the_example_question_with_its_labelled_evidence():
-    """``ragbook ask "How long is a year on Venus?"`` with the defaults quotes the labelled evidence."""
+    """``ragbook ask "How long is a year on Venus?"`` with the defaults quotes the
+    labelled evidence."""
     out = io.StringIO()
     assert main(["ask", "How long is a year on Venus?"], out=out) == 0
     text = out.getvalue()

@@ -1,10 +1,12 @@
-"""The retriever contract (ragbook/retrieval.py), the same cases over every retriever of the book.
+"""The retriever contract (ragbook/retrieval.py), the same cases over every retriever of
+the book.
 
-Each retriever must return hits best first with ranks 1..n, at most k of them (all candidates when k is
-larger than the collection), equal scores in chunk-id order, ``allowed`` applied before ranking (the top k
-among the allowed chunks, so never short when enough are allowed), the same hits for the same call, and
-refuse empty or malformed queries and cut-offs. The collection holds two pairs of identical texts, so ties
-are certain, not left to chance.
+Each retriever must return hits best first with ranks 1..n, at most k of them (all
+candidates when k is larger than the collection), equal scores in chunk-id order,
+``allowed`` applied before ranking (the top k among the allowed chunks, so never short
+when enough are allowed), the same hits for the same call, and refuse empty or malformed
+queries and cut-offs. The collection holds two pairs of identical texts, so ties are
+certain, not left to chance.
 """
 
 import functools
@@ -75,8 +77,8 @@ BUILDERS = {
     "store": _store,
 }
 ON_TEXTS = [name for name in BUILDERS if name != "store"]
-# IVF returns only what its probed lists hold; fusion's scores are rank sums, so a filtered fusion is a
-# fusion of filtered lists, not the full fusion filtered
+# IVF returns only what its probed lists hold; fusion's scores are rank sums, so a
+# filtered fusion is a fusion of filtered lists, not the full fusion filtered
 EVERY_CANDIDATE = [name for name in BUILDERS if name != "lsa ivf"]
 FILTER_IS_RESTRICTION = ["bm25", "tfidf", "lsa exact", "minilm", "store"]
 

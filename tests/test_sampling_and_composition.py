@@ -1,4 +1,5 @@
-"""Temperature softmax and error composition against the reference texts' worked numbers."""
+"""Temperature softmax and error composition against the reference texts' worked
+numbers."""
 
 import math
 

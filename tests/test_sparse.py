@@ -1,4 +1,5 @@
-"""The inverted index, tf-idf and BM25 against the reference texts, scikit-learn and bm25s."""
+"""The inverted index, tf-idf and BM25 against the reference texts, scikit-learn and
+bm25s."""
 
 import math
 from collections import Counter
@@ -34,7 +35,7 @@ def rounded(hits, places):
     return [(hit.chunk_id, round(hit.score, places)) for hit in hits]
 
 
-# ---- the reference texts' worked examples ------------------------------------------------------------
+# ---- the reference texts' worked examples --------------------------------------------
 def test_seed_001_dock_and_charge():
     chunks = [
         "The dock is in bay four.",
@@ -94,7 +95,7 @@ def test_seed_004_tfidf_cosines():
     assert round(tfidf.idf[tfidf.index.vocabulary["mars"]], 4) == 1.2231  # ln(5/4) + 1
 
 
-# ---- agreement with the libraries people use --------------------------------------------------------
+# ---- agreement with the libraries people use -----------------------------------------
 DOCS = load_corpus()
 CHUNKS = sentence_chunks(DOCS, 100)
 TEXTS = [c.indexed_text for c in CHUNKS]
@@ -153,8 +154,9 @@ def test_repeated_query_terms_count_like_bm25s_when_asked():
     )
 
 
-# ---- the index --------------------------------------------------------------------------------------
-# a collection needs at least one term in some chunk (one with none is refused, see test_validation.py)
+# ---- the index -----------------------------------------------------------------------
+# a collection needs at least one term in some chunk (one with none is refused, see
+# test_validation.py)
 token_lists = st.lists(
     st.lists(st.sampled_from(list("abcdefgh")), max_size=12), min_size=1, max_size=15
 ).filter(lambda lists: any(lists))
@@ -185,7 +187,7 @@ def test_index_is_built_from_chunks_only():
     assert tfidf.index.vocabulary == before[0] and np.array_equal(tfidf.idf, before[1])
 
 
-# ---- ranking rules ----------------------------------------------------------------------------------
+# ---- ranking rules -------------------------------------------------------------------
 def test_ties_are_broken_by_chunk_id_and_zero_scores_follow():
     bm25 = BM25.from_texts(["moons", "mars", "moons", "dust"])
     assert [h.chunk_id for h in bm25.search("moons", 4)] == [0, 2, 1, 3]
@@ -220,7 +222,8 @@ def test_empty_queries_are_refused_and_unknown_terms_match_nothing():
 
 def test_allowed_chunks_are_filtered_before_ranking():
     bm25 = BM25.from_texts(MARS)
-    # the global top 2 is chunks 0 and 2; with only 1 and 3 allowed, both must still come back
+    # the global top 2 is chunks 0 and 2; with only 1 and 3 allowed, both must still
+    # come back
     assert [h.chunk_id for h in bm25.search(QUERY, 2, allowed=[3, 1])] == [1, 3]
     assert bm25.search(QUERY, 2, allowed=[]) == []
     with pytest.raises(ValueError, match="outside the collection"):

@@ -131,7 +131,7 @@ def test_wrong_types_are_refused():
         split_sentences(b"bytes")
 
 
-# ---- properties ------------------------------------------------------------------------------
+# ---- properties ----------------------------------------------------------------------
 any_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=200)
 prose = st.lists(
     st.one_of(

@@ -1,4 +1,5 @@
-"""The shared argument checks of ragbook.validate: what each accepts, what it refuses, and with which message."""
+"""The shared argument checks of ragbook.validate: what each accepts, what it refuses,
+and with which message."""
 
 import math
 
@@ -8,7 +9,7 @@ import pytest
 from ragbook import validate
 
 
-# ---- numbers ----------------------------------------------------------------------------------------
+# ---- numbers -------------------------------------------------------------------------
 def test_whole_accepts_python_and_numpy_ints_and_returns_a_python_int():
     for value in (3, np.int64(3), np.int32(3), np.uint8(3)):
         checked = validate.whole(value, "n")
@@ -110,7 +111,7 @@ def test_flag():
             validate.flag(value, "f")
 
 
-# ---- arrays -----------------------------------------------------------------------------------------
+# ---- arrays --------------------------------------------------------------------------
 def test_finite_array():
     array = validate.finite_array([1, 2.5], "v")
     assert array.dtype == np.float64 and array.tolist() == [1.0, 2.5]
@@ -152,7 +153,7 @@ def test_at_least_one():
             validate.at_least_one(bad, "n")
 
 
-# ---- sequences and texts ----------------------------------------------------------------------------
+# ---- sequences and texts -------------------------------------------------------------
 def test_sequence_and_ids():
     assert validate.sequence((1, 2), "xs") == [1, 2]
     assert validate.sequence(iter("ab"), "xs") == [

@@ -1,9 +1,11 @@
-"""Equal vectors tie by id in every search path: batch, one query at a time, with a filter, and IVF.
+"""Equal vectors tie by id in every search path: batch, one query at a time, with a
+filter, and IVF.
 
-Expected ids come from the rule (score descending, ties by id ascending): groups of identical vectors are
-ranked by their cosine with the query, computed here in float64 from the distinct vectors, and within a
-group the ids ascend. The float32 products of a batched matrix product and of a matrix-vector product
-differ in the last bits, so without a rule-abiding rescoring identical rows could come back out of order.
+Expected ids come from the rule (score descending, ties by id ascending): groups of
+identical vectors are ranked by their cosine with the query, computed here in float64
+from the distinct vectors, and within a group the ids ascend. The float32 products of a
+batched matrix product and of a matrix-vector product differ in the last bits, so
+without a rule-abiding rescoring identical rows could come back out of order.
 """
 
 import numpy as np
@@ -16,7 +18,8 @@ from ragbook.vectors import ExactIndex, IVFIndex
 def expected_ids(
     base: np.ndarray, group_of: np.ndarray, query: np.ndarray, k: int, allowed=None
 ) -> list[int]:
-    """The rule applied by hand: rank groups by float64 cosine, ids ascending within a group."""
+    """The rule applied by hand: rank groups by float64 cosine, ids ascending within a
+    group."""
     unit = base / np.linalg.norm(base, axis=1, keepdims=True)
     cosine = unit @ (query / np.linalg.norm(query))
     ids = (
@@ -75,8 +78,9 @@ def test_k_cutting_through_a_group_keeps_the_lowest_ids(k):
 
 @pytest.mark.parametrize("k", [3, 10, 40])
 def test_interleaved_duplicates_in_a_large_index(k):
-    # 100 distinct vectors, 40 copies each, copy j of vector g at row j * 100 + g: groups spread over
-    # every block of 64, so both the block-maximum path (small k) and the partition path are exercised
+    # 100 distinct vectors, 40 copies each, copy j of vector g at row j * 100 + g:
+    # groups spread over every block of 64, so both the block-maximum path (small k) and
+    # the partition path are exercised
     base, group_of, x, rng = repeated(100, 40, 32, seed=2, interleave=True)
     queries = rng.standard_normal((12, 32))
     index = ExactIndex(x)
@@ -138,7 +142,8 @@ def test_ivf_ties_by_id_and_scanning_every_list_gives_the_exact_answer(k):
         assert everything.ids[row].tolist()[: min(k, x.shape[0])] == expected_ids(
             base, group_of, query, k
         )
-    # with one probe, identical vectors share a list (k-means puts equal points together): still by id
+    # with one probe, identical vectors share a list (k-means puts equal points
+    # together): still by id
     one = ivf.search_batch(queries, k, probes=1)
     for row in range(queries.shape[0]):
         ranked = one.ranking(row)

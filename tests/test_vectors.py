@@ -1,4 +1,5 @@
-"""Cosine, exact search, spherical k-means and IVF, against the reference texts and faiss."""
+"""Cosine, exact search, spherical k-means and IVF, against the reference texts and
+faiss."""
 
 import math
 
@@ -115,8 +116,9 @@ def test_cost_formula_and_its_optimum():
 
 
 def test_ivf_recall_close_to_faiss():
-    """Mean recall over six k-means seeds: one seed's local optimum moves recall by up to +-0.05 in both
-    libraries, so a single seed each would compare luck. Same lists, same sample (256 vectors per list)."""
+    """Mean recall over six k-means seeds: one seed's local optimum moves recall by up
+    to +-0.05 in both libraries, so a single seed each would compare luck. Same lists,
+    same sample (256 vectors per list)."""
     faiss = pytest.importorskip("faiss")
     x = unit_rows(clustered(20000, 32, 50, seed=6))
     q = unit_rows(clustered(300, 32, 50, seed=7))

@@ -1,8 +1,9 @@
 """The worked example of chapter 2, stage by stage in pipeline order.
 
-Four chunks about Mars and the question "What moons does Mars have?" (reference text 004), plus the Paris
-example (000) and the robot-dock example (001). Every value is computed by ragbook and compared twice: with
-the arithmetic written out by hand in this file, and with the reference text's rounded value.
+Four chunks about Mars and the question "What moons does Mars have?" (reference text
+004), plus the Paris example (000) and the robot-dock example (001). Every value is
+computed by ragbook and compared twice: with the arithmetic written out by hand in this
+file, and with the reference text's rounded value.
 """
 
 import math
@@ -59,7 +60,7 @@ def rankings(bm25):
     return {"BM25": bm25_ranking, "dense": dense_ranking, "fused": fused_ranking}
 
 
-# ---- analysis ---------------------------------------------------------------------------------------
+# ---- analysis ------------------------------------------------------------------------
 def test_analysis_into_terms():
     assert analyze(CHUNKS[0]) == ["mars", "two", "small", "moons", "phobos", "deimos"]
     assert analyze(CHUNKS[1]) == [
@@ -95,7 +96,7 @@ def test_analysis_into_terms():
     )
 
 
-# ---- BM25 -------------------------------------------------------------------------------------------
+# ---- BM25 ----------------------------------------------------------------------------
 def test_bm25_idf_length_factor_and_saturation(bm25):
     idf_moons, idf_mars = lucene_idf(np.array([2, 3]), 4)
     assert idf_moons == pytest.approx(math.log(5 / 2.5)) and idf_moons == pytest.approx(
@@ -150,7 +151,8 @@ def test_bm25_scores_and_ranking(bm25):
     assert np.allclose(scores, hand, rtol=1e-6)
     assert [r4(s) for s in scores] == [1.0875, 0.5225, 0.9663, 0.3447]
     assert [h.chunk_id for h in bm25.search(QUESTION, 4)] == [D1, D3, D2, D4]
-    # saturation: two occurrences of mars in d2 are worth less than twice one occurrence in d1
+    # saturation: two occurrences of mars in d2 are worth less than twice one occurrence
+    # in d1
     assert scores[D2] < 2 * bm25.explain(QUESTION, D1)["mars"]
 
 
@@ -168,7 +170,7 @@ def test_classic_idf_pitfall():
     assert all(hit.score < 0 for hit in ranking[1:])
 
 
-# ---- tf-idf -----------------------------------------------------------------------------------------
+# ---- tf-idf --------------------------------------------------------------------------
 def test_tfidf_idfs_lengths_dot_products_and_cosines():
     w_mars, w_two, w_one = (
         math.log(5 / 4) + 1,
@@ -226,7 +228,7 @@ def test_tfidf_idfs_lengths_dot_products_and_cosines():
     ]  # the same order as BM25
 
 
-# ---- dense ------------------------------------------------------------------------------------------
+# ---- dense ---------------------------------------------------------------------------
 def test_two_dimensional_dense_cosines_and_ranking(rankings):
     q = (0.8, 0.6)
     vectors = [(0.5, 0.9), (1.0, 0.5), (-0.1, 1.0), (0.9, -0.2)]
@@ -250,7 +252,7 @@ def test_two_dimensional_dense_cosines_and_ranking(rankings):
     assert rankings["dense"] == [D2, D1, D4, D3]
 
 
-# ---- fusion -----------------------------------------------------------------------------------------
+# ---- fusion --------------------------------------------------------------------------
 def test_reciprocal_rank_fusion_with_c_10(rankings):
     fused = reciprocal_rank_fusion([rankings["BM25"], rankings["dense"]], c=10)
     hand = {
@@ -263,11 +265,12 @@ def test_reciprocal_rank_fusion_with_c_10(rankings):
     for i, score in [(h.chunk_id, h.score) for h in fused]:
         assert score == pytest.approx(hand[i])
     assert [r4(h.score) for h in fused] == [0.1742, 0.1678, 0.1548, 0.1484]
-    # the reference text's remark: added from rounded terms, d3 and d4 come out one digit lower
+    # the reference text's remark: added from rounded terms, d3 and d4 come out one
+    # digit lower
     assert round(0.0833 + 0.0714, 4) == 0.1547 and round(0.0714 + 0.0769, 4) == 0.1483
 
 
-# ---- evaluation -------------------------------------------------------------------------------------
+# ---- evaluation ----------------------------------------------------------------------
 GAINS = {D1: 2, D2: 1}
 PIECES = [{D1}, {D2}]
 
@@ -310,7 +313,7 @@ def test_recall_rr_dcg_and_ndcg_of_the_three_rankings(
     )
 
 
-# ---- prompt -----------------------------------------------------------------------------------------
+# ---- prompt --------------------------------------------------------------------------
 WORD_OR_MARK = re.compile(r"\w+|[^\w\s]")
 
 
@@ -330,12 +333,13 @@ def test_prompt_from_the_two_best_fused_chunks_and_its_length(rankings):
     def count(text):
         return len(WORD_OR_MARK.findall(text))
 
-    # '<source n="1" from="d1">' is 13 words and marks and '</source>' 4; "Sources:" is 2; the question
-    # line and "Answer:" 10; the two sentences 10 and 8
+    # '<source n="1" from="d1">' is 13 words and marks and '</source>' 4; "Sources:" is
+    # 2; the question line and "Answer:" 10; the two sentences 10 and 8
     assert count('<source n="1" from="d1">') + count("</source>") == 13 + 4
     expected = count(INSTRUCTION) + 2 + (17 + 10) + (17 + 8) + 10
     assert count(prompt.text) == expected == 124
-    # the reference text's own, shorter prompt had 91 such tokens; this prompt's instruction is longer
+    # the reference text's own, shorter prompt had 91 such tokens; this prompt's
+    # instruction is longer
     assert count(INSTRUCTION) == 60 and count(prompt.text) != 91
 
     tiktoken = pytest.importorskip("tiktoken")
@@ -345,7 +349,7 @@ def test_prompt_from_the_two_best_fused_chunks_and_its_length(rankings):
     )
 
 
-# ---- answer -----------------------------------------------------------------------------------------
+# ---- answer --------------------------------------------------------------------------
 def test_extractive_coverage_and_answer(rankings, bm25):
     generator = ExtractiveGenerator(lambda term: float(bm25.idf[bm25.vocabulary[term]]))
     prompt = _prompt(rankings)
@@ -362,7 +366,7 @@ def test_extractive_coverage_and_answer(rankings, bm25):
     assert generator(prompt) == "Mars has two small moons, Phobos and Deimos [1]."
 
 
-# ---- citation check ---------------------------------------------------------------------------------
+# ---- citation check ------------------------------------------------------------------
 def test_three_sentence_citation_check(rankings):
     draft = (
         "Mars has two moons, Phobos and Deimos [1]. Phobos circles Mars every 8 hours [2]. "
@@ -381,7 +385,7 @@ def test_three_sentence_citation_check(rankings):
     assert third.missing_sources == (3,) and third.support == 0 and not third.supported
 
 
-# ---- RAG-Sequence and RAG-Token ---------------------------------------------------------------------
+# ---- RAG-Sequence and RAG-Token ------------------------------------------------------
 TOKENS = [[0.5, 0.6], [0.7, 0.05]]  # rows: d1, d2; columns: the answer's two tokens
 
 
@@ -411,7 +415,8 @@ def test_rag_sequence_and_rag_token_likelihoods(bm25):
     assert token == pytest.approx(first * second)
     assert (r4(first), r4(second), r4(token)) == (0.5488, 0.4657, 0.2556)
 
-    # RAG-Sequence as a product of ratios: weights updated by Bayes' rule after the first token
+    # RAG-Sequence as a product of ratios: weights updated by Bayes' rule after the
+    # first token
     weights = sequence_weights(p, TOKENS)
     w1, w2 = p1 * 0.5 / (p1 * 0.5 + p2 * 0.7), p2 * 0.7 / (p1 * 0.5 + p2 * 0.7)
     assert weights[0] == pytest.approx([p1, p2]) and weights[1] == pytest.approx(
@@ -425,11 +430,12 @@ def test_rag_sequence_and_rag_token_likelihoods(bm25):
     )  # d1, which explains the second token, keeps its prior weight in RAG-Token
 
 
-# ---- reference text 000: Paris and bananas ----------------------------------------------------------
+# ---- reference text 000: Paris and bananas -------------------------------------------
 def test_seed_000_capital_of_france():
     chunks = ["Paris is the capital of France", "Bananas are yellow"]
     top = TfIdf.from_texts(chunks).search("capital of France", 2)
-    # paris, capital, france share one idf; the query holds two of the three: cosine 2 / (sqrt 3 sqrt 2)
+    # paris, capital, france share one idf; the query holds two of the three: cosine 2 /
+    # (sqrt 3 sqrt 2)
     assert top[0].chunk_id == 0 and top[0].score == pytest.approx(
         2 / (math.sqrt(3) * math.sqrt(2))
     )
@@ -441,7 +447,7 @@ def test_seed_000_capital_of_france():
     assert not is_grounded(generate(prompt), len(prompt.sources))
 
 
-# ---- reference text 001: the robot dock -------------------------------------------------------------
+# ---- reference text 001: the robot dock ----------------------------------------------
 def _letters_and_digits(text):
     return "".join(ch if ch.isalnum() else " " for ch in text.lower()).split()
 
@@ -459,7 +465,8 @@ def test_seed_001_dock_with_its_own_tokenizer():
     assert [(h.chunk_id, round(h.score, 3)) for h in where] == [(0, 0.619), (1, 0.564)]
     assert [(h.chunk_id, round(h.score, 3)) for h in charge] == [(2, 0.707), (0, 0.0)]
 
-    # by hand for the dock question: idf ln(5/(1+n)) + 1; "where" is unknown, so q = (is, the, dock)
+    # by hand for the dock question: idf ln(5/(1+n)) + 1; "where" is unknown, so q =
+    # (is, the, dock)
     one, two = (
         math.log(5 / 2) + 1,
         math.log(5 / 3) + 1,
@@ -469,8 +476,9 @@ def test_seed_001_dock_with_its_own_tokenizer():
     d2 = math.sqrt(3 * two**2 + 4 * one**2)  # dock, the, is; robots, when, battery, low
     assert where[0].score == pytest.approx(3 * two**2 / (q * d1))
     assert where[1].score == pytest.approx(3 * two**2 / (q * d2))
-    # the charging question's known terms are a, full and charge ("take" is not "takes"), all in d3 only,
-    # whose six terms all occur in no other chunk: 3 w^2 / (sqrt(3) w sqrt(6) w) = 1 / sqrt(2)
+    # the charging question's known terms are a, full and charge ("take" is not
+    # "takes"), all in d3 only, whose six terms all occur in no other chunk: 3 w^2 /
+    # (sqrt(3) w sqrt(6) w) = 1 / sqrt(2)
     by_hand = 3 * one**2 / (math.sqrt(3) * one * math.sqrt(6) * one)
     assert charge[0].score == pytest.approx(by_hand) and by_hand == pytest.approx(
         1 / math.sqrt(2)

@@ -1,20 +1,26 @@
-"""Open every page of the built site in headless Chromium, offline, and check what a reader gets.
+"""Open every page of the built site in headless Chromium, offline, and check what a
+reader gets.
 
-usage: python tools/browser_check.py [--site _build/html] [--out _build/screenshots] [--chromium /usr/bin/chromium]
+usage: python tools/browser_check.py [--site _build/html] [--out _build/screenshots]
+[--chromium /usr/bin/chromium]
 
-The script serves the site on 127.0.0.1 (a server it starts and stops itself) and aborts every request to
-any other host, so a page that would load a script, style, font or image from elsewhere fails here. On every
-page it checks:
+The script serves the site on 127.0.0.1 (a server it starts and stops itself) and aborts
+every request to any other host, so a page that would load a script, style, font or
+image from elsewhere fails here. On every page it checks:
 
-- math: every formula typeset by MathJax, no MathJax error, no raw TeX (`\\(`, `\\[`, `$$`) left in the text;
-- no console error and no failed request; every image loaded; every code block highlighted;
-- every internal link points to a file of the site, and every #anchor to an id on its page;
-- solution dropdowns start closed and open on a click; chapter pages have the launch (Binder) buttons;
-- and it reports, without failing, the `<pre>` blocks that scroll sideways at 1280 px (solutions open),
-  per page and in total, into <out>/overflow.json.
+- math: every formula typeset by MathJax, no MathJax error, no raw TeX (`\\(`, `\\[`,
+  `$$`) left in the text;
+- no console error and no failed request; every image loaded; every code block
+  highlighted;
+- every internal link points to a file of the site, and every #anchor to an id on its
+  page;
+- solution dropdowns start closed and open on a click; chapter pages have the launch
+  (Binder) buttons;
+- and it reports, without failing, the `<pre>` blocks that scroll sideways at 1280 px
+  (solutions open), per page and in total, into <out>/overflow.json.
 
-A full-page screenshot of each page goes to <out>/<page>.png (solutions closed, as a reader first sees it),
-and the intro's notation table to <out>/intro-notation.png.
+A full-page screenshot of each page goes to <out>/<page>.png (solutions closed, as a
+reader first sees it), and the intro's notation table to <out>/intro-notation.png.
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ CHROMIUM_ARGS = [
     "--disable-default-apps",
 ]
 
-# Runs in the page once MathJax has finished: what the reader sees of math, images and code.
+# Runs in the page once MathJax has finished: what the reader sees of math, images and
+# code.
 INSPECT = """
 async () => {
   const result = {};
@@ -90,7 +97,8 @@ async () => {
 }
 """
 
-# Seen by the reader: it takes up height and is not hidden (a closed dropdown's body has height 0, visibility hidden).
+# Seen by the reader: it takes up height and is not hidden (a closed dropdown's body has
+# height 0, visibility hidden).
 VISIBLE = "e => e.offsetHeight > 0 && getComputedStyle(e).visibility !== 'hidden'"
 
 OVERFLOW = """
@@ -131,7 +139,8 @@ def shot_name(page: str) -> str:
 
 
 def check_solutions(page, problems: list[str], name: str) -> int:
-    """Every solution dropdown starts closed and opens on a click on its title. Returns how many."""
+    """Every solution dropdown starts closed and opens on a click on its title. Returns
+    how many."""
     solutions = page.locator("div.solution")
     for index in range(solutions.count()):
         solution = solutions.nth(index)

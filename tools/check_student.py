@@ -1,10 +1,12 @@
-"""Check the student edition against the instructor's: no solution text, every exercise, graded checks grade.
+"""Check the student edition against the instructor's: no solution text, every exercise,
+graded checks grade.
 
 usage: python tools/check_student.py [--book _build/html] [--student _build/student]
 
-Needs both builds (`make build` and `make student`). The solutions are taken from the instructor's site as
-rendered (every `div.solution`), independently of how tools/student_edition.py finds them, and each of their
-lines is looked for in the student site's text and in the student notebooks' cells and outputs.
+Needs both builds (`make build` and `make student`). The solutions are taken from the
+instructor's site as rendered (every `div.solution`), independently of how
+tools/student_edition.py finds them, and each of their lines is looked for in the
+student site's text and in the student notebooks' cells and outputs.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "
 
 
 def normal(text: str) -> str:
-    """One line of text with its white space collapsed and typographic quotes made plain."""
+    """One line of text with its white space collapsed and typographic quotes made
+    plain."""
     return re.sub(r"\s+", " ", text.translate(QUOTES)).strip()
 
 
@@ -41,7 +44,8 @@ def page(path: Path) -> BeautifulSoup:
 
 
 def solution_lines(article: BeautifulSoup) -> set[str]:
-    """Distinctive lines of the page's solutions: long enough, and not found outside the solutions."""
+    """Distinctive lines of the page's solutions: long enough, and not found outside the
+    solutions."""
     lines = set()
     for solution in article.select("div.solution"):
         body = solution.select_one("section") or solution
@@ -78,7 +82,8 @@ def exercises(article: BeautifulSoup) -> dict[str, str]:
 
 
 def grade_starters(path: Path) -> list[str]:
-    """Run each starter cell of a student notebook (a stub and its check call): it must return a verdict."""
+    """Run each starter cell of a student notebook (a stub and its check call): it must
+    return a verdict."""
     from ragbook.exercises import Verdict
 
     problems = []

@@ -1,13 +1,17 @@
-"""The second CPU profile under which `make test` runs the tests again, standing for another machine.
+"""The second CPU profile under which `make test` runs the tests again, standing for
+another machine.
 
-A number the book prints must not depend on the machine that computed it. Two things decide the last bits of
-a float here: the BLAS kernel (numpy's bundled OpenBLAS picks one for the CPU, and splits work over threads)
-and numpy's own dispatch to the widest SIMD instructions the CPU has. The second profile changes both:
+A number the book prints must not depend on the machine that computed it. Two things
+decide the last bits of a float here: the BLAS kernel (numpy's bundled OpenBLAS picks
+one for the CPU, and splits work over threads) and numpy's own dispatch to the widest
+SIMD instructions the CPU has. The second profile changes both:
 
-- ``OPENBLAS_CORETYPE=Sandybridge``: OpenBLAS's AVX kernels instead of the ones it picked for this CPU;
+- ``OPENBLAS_CORETYPE=Sandybridge``: OpenBLAS's AVX kernels instead of the ones it
+  picked for this CPU;
 - ``OPENBLAS_NUM_THREADS=1``: one thread, so sums are split and added in another order;
-- ``NPY_DISABLE_CPU_FEATURES``: numpy's dispatch targets above AVX2 (X86_V4 and the AVX512_* targets) that this
-  CPU has, turned off; on a CPU without AVX-512, AVX2 (X86_V3) is turned off instead.
+- ``NPY_DISABLE_CPU_FEATURES``: numpy's dispatch targets above AVX2 (X86_V4 and the
+  AVX512_* targets) that this CPU has, turned off; on a CPU without AVX-512, AVX2
+  (X86_V3) is turned off instead.
 
     python tools/cpu_profile.py --env     the profile as KEY=VALUE words, for `env $(...) command`
     python tools/cpu_profile.py --show    what runs in this process: BLAS core type and threads, numpy targets;

@@ -10,10 +10,11 @@ The sources are not touched. The script writes, under --out:
   notebooks/  the same notebooks, for download or a learning platform
   html/       the site built from tree/ with `jupyter-book build -W -n --keep-going`
 
-Removed: every `{solution-start}` ... `{solution-end}` pair with everything between (text and code cells)
-and every `{solution}` block. Exercises stay. Where a graded solution was (one that calls
-`ragbook.exercises.check`), a starter cell takes its place: a stub of the function the exercise asks for and
-the check call, so that a student who fills it in gets the checker's verdict.
+Removed: every `{solution-start}` ... `{solution-end}` pair with everything between
+(text and code cells) and every `{solution}` block. Exercises stay. Where a graded
+solution was (one that calls `ragbook.exercises.check`), a starter cell takes its place:
+a stub of the function the exercise asks for and the check call, so that a student who
+fills it in gets the checker's verdict.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-# What the student tree holds besides the chapters (everything the build and Binder read).
+# What the student tree holds besides the chapters (everything the build and Binder
+# read).
 TREE_FILES = [
     "_config.yml",
     "_toc.yml",
@@ -52,7 +54,8 @@ CHECK_CALL = re.compile(
 
 
 def _opening(line: str):
-    """(fence, directive name, argument) when the line opens a fenced block, else None."""
+    """(fence, directive name, argument) when the line opens a fenced block, else
+    None."""
     match = FENCE.match(line)
     if not match:
         return None
@@ -75,7 +78,8 @@ class Removed:
 
 
 def starter_cell_source(removed: Removed) -> str | None:
-    """A stub of the graded function and the check call, or None when the solution grades nothing."""
+    """A stub of the graded function and the check call, or None when the solution
+    grades nothing."""
     calls = [m for code in removed.code for m in CHECK_CALL.finditer(code)]
     if not calls:
         return None
@@ -112,7 +116,8 @@ def starter_cell_source(removed: Removed) -> str | None:
 
 
 def strip_solutions(notebook):
-    """The notebook without its solutions (a new object) and the list of what was removed."""
+    """The notebook without its solutions (a new object) and the list of what was
+    removed."""
     cells, removed_all = [], []
     mode, fence, current = "keep", "", None
     kept: list[str] = []

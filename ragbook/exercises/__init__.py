@@ -1,7 +1,9 @@
-"""Graded exercises: a chapter asks the reader to write a function, then calls ``check("name", function)``.
+"""Graded exercises: a chapter asks the reader to write a function, then calls
+``check("name", function)``.
 
-:mod:`ragbook.exercises.grading` runs the hidden cases and writes the verdict; each ``chapterNN`` module
-registers the cases of one chapter's exercises, with expected values derived by hand.
+:mod:`ragbook.exercises.grading` runs the hidden cases and writes the verdict; each
+``chapterNN`` module registers the cases of one chapter's exercises, with expected
+values derived by hand.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from .grading import Case, Exercise, Raises, register
 
 _F = Fraction
 
-# Chapter 1. Expected values are exact fractions worked out by hand: with logits ln 4, ln 2, 0 the
-# weights exp(z/T) are 4, 2, 1 at T = 1 and 16, 4, 1 at T = 1/2.
+# Chapter 1. Expected values are exact fractions worked out by hand: with logits ln 4,
+# ln 2, 0 the weights exp(z/T) are 4, 2, 1 at T = 1 and 16, 4, 1 at T = 1/2.
 register(
     Exercise(
         name="softmax-temperature",

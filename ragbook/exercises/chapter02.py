@@ -9,9 +9,10 @@ from .grading import Case, Exercise, Raises, register
 
 _F = Fraction
 
-# Chapter 2. Cosines of a query with a list of vectors, q.v / (|q| |v|). The worked example's query
-# (0.8, 0.6) has unit length, so each cosine is the dot product over the chunk's length, written out by hand;
-# the other cases use 3-4-5 triangles and 1-2-2 vectors (length 3), whose cosines are exact fractions.
+# Chapter 2. Cosines of a query with a list of vectors, q.v / (|q| |v|). The worked
+# example's query (0.8, 0.6) has unit length, so each cosine is the dot product over the
+# chunk's length, written out by hand; the other cases use 3-4-5 triangles and 1-2-2
+# vectors (length 3), whose cosines are exact fractions.
 register(
     Exercise(
         name="dense-cosine",

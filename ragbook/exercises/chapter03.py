@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 3. A chunk [cs, ce) contains a span [ss, se) when cs <= ss and se <= ce. Each expected value
-# below is that rule applied by hand; a range whose end comes before its start is not a range.
+# Chapter 3. A chunk [cs, ce) contains a span [ss, se) when cs <= ss and se <= ce. Each
+# expected value below is that rule applied by hand; a range whose end comes before its
+# start is not a range.
 register(
     Exercise(
         name="span-containment",

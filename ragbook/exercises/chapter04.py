@@ -8,8 +8,8 @@ from .grading import Case, Exercise, Raises, register
 
 _F = Fraction
 
-# Chapter 4. Window counts: 1 if n <= W, else ceil((n - W)/(W - o)) + 1, worked by hand for each case;
-# cut probabilities max(0, L - 1 - o)/(W - o), as fractions.
+# Chapter 4. Window counts: 1 if n <= W, else ceil((n - W)/(W - o)) + 1, worked by hand
+# for each case; cut probabilities max(0, L - 1 - o)/(W - o), as fractions.
 register(
     Exercise(
         name="chunk-count",

@@ -6,8 +6,9 @@ import math
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 5. One term's BM25 contribution idf * f (k1 + 1) / (f + K), K = k1 (1 - b + b |d| / avg), with
-# Lucene's idf ln(1 + (N - n + 0.5) / (n + 0.5)); each expected value is that arithmetic written out by hand.
+# Chapter 5. One term's BM25 contribution idf * f (k1 + 1) / (f + K), K = k1 (1 - b + b
+# |d| / avg), with Lucene's idf ln(1 + (N - n + 0.5) / (n + 0.5)); each expected value
+# is that arithmetic written out by hand.
 _ln = math.log
 register(
     Exercise(

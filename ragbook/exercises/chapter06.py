@@ -5,10 +5,11 @@ from __future__ import annotations
 from .grading import Case, Exercise, Raises, register
 
 # Chapter 6. The Frobenius error of the best rank-r approximation (Eckart-Young) is
-# sqrt(sum of the squared singular values after the r largest); values are sorted in decreasing order
-# first. Each expected value is that arithmetic by hand: [4, 3] r = 1 discards 3; [10, 6, 3, 2] r = 1 gives
-# sqrt(36 + 9 + 4) = 7; [5, 3, 4] sorted is [5, 4, 3], so r = 2 discards 3; [2, 2, 1] r = 0 gives
-# sqrt(4 + 4 + 1) = 3; keeping every value leaves 0.
+# sqrt(sum of the squared singular values after the r largest); values are sorted in
+# decreasing order first. Each expected value is that arithmetic by hand: [4, 3] r = 1
+# discards 3; [10, 6, 3, 2] r = 1 gives sqrt(36 + 9 + 4) = 7; [5, 3, 4] sorted is [5, 4,
+# 3], so r = 2 discards 3; [2, 2, 1] r = 0 gives sqrt(4 + 4 + 1) = 3; keeping every
+# value leaves 0.
 register(
     Exercise(
         name="rank-r-error",

@@ -6,9 +6,10 @@ import math
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 7. The best number of IVF lists for n vectors and p probes minimises L + p n / L: the derivative
-# 1 - p n / L^2 vanishes at L* = sqrt(p n), where the cost is 2 sqrt(p n). Each pair below is that closed form
-# written out by hand (perfect squares where possible: 10,000 x 4 = 200^2, 2,500 x 16 = 200^2, 10^6 = 1000^2).
+# Chapter 7. The best number of IVF lists for n vectors and p probes minimises L + p n /
+# L: the derivative 1 - p n / L^2 vanishes at L* = sqrt(p n), where the cost is 2 sqrt(p
+# n). Each pair below is that closed form written out by hand (perfect squares where
+# possible: 10,000 x 4 = 200^2, 2,500 x 16 = 200^2, 10^6 = 1000^2).
 register(
     Exercise(
         name="ivf-lists",

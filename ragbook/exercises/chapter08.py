@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 8. Reciprocal rank fusion, sum over lists of 1 / (c + rank), ties by id; each expected list is
-# the arithmetic done by hand (the reference text's example with c = 10 first).
+# Chapter 8. Reciprocal rank fusion, sum over lists of 1 / (c + rank), ties by id; each
+# expected list is the arithmetic done by hand (the reference text's example with c = 10
+# first).
 register(
     Exercise(
         name="rrf",

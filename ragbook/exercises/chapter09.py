@@ -6,8 +6,9 @@ import math
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 9. nDCG@k with linear gains and the ideal from every judged item: the worked example's gains are
-# d1 = 2, d2 = 1, so IDCG@3 = 2/log2(2) + 1/log2(3); every expected value is that arithmetic by hand.
+# Chapter 9. nDCG@k with linear gains and the ideal from every judged item: the worked
+# example's gains are d1 = 2, d2 = 1, so IDCG@3 = 2/log2(2) + 1/log2(3); every expected
+# value is that arithmetic by hand.
 _IDEAL = 2 + 1 / math.log2(3)
 register(
     Exercise(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 10. The evidence budget: context limit - instructions and history - question - output reserve -
-# margin. Each expected value is that subtraction done by hand; a negative part or fixed parts larger than
-# the context limit are refused.
+# Chapter 10. The evidence budget: context limit - instructions and history - question -
+# output reserve - margin. Each expected value is that subtraction done by hand; a
+# negative part or fixed parts larger than the context limit are refused.
 register(
     Exercise(
         name="evidence-budget",

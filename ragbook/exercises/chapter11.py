@@ -6,10 +6,11 @@ import math
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 11. Coverage: the share of the idf weight of the distinct question terms found among the sentence's
-# (and its label's) terms, minus 1/2 when the question asks for a number and no sentence term has a digit.
-# Each expected value is that share written out by hand; the worked example's weights are BM25's idf over four
-# chunks, moons ln(1 + 2.5/2.5) = ln 2 and mars ln(1 + 1.5/3.5) = ln(5/3.5).
+# Chapter 11. Coverage: the share of the idf weight of the distinct question terms found
+# among the sentence's (and its label's) terms, minus 1/2 when the question asks for a
+# number and no sentence term has a digit. Each expected value is that share written out
+# by hand; the worked example's weights are BM25's idf over four chunks, moons ln(1 +
+# 2.5/2.5) = ln 2 and mars ln(1 + 1.5/3.5) = ln(5/3.5).
 _MARS_IDF = {"moons": math.log(2), "mars": math.log(5 / 3.5)}
 register(
     Exercise(

@@ -6,8 +6,9 @@ from fractions import Fraction
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 12. Support: the share of the claim's terms, repeats counted, that occur among the source terms.
-# Each expected value is that count done by hand (matches over claim terms); an empty claim is refused.
+# Chapter 12. Support: the share of the claim's terms, repeats counted, that occur among
+# the source terms. Each expected value is that count done by hand (matches over claim
+# terms); an empty claim is refused.
 register(
     Exercise(
         name="support",

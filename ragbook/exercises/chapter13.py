@@ -7,9 +7,10 @@ from fractions import Fraction
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 13. RAG-Token: prod over tokens i of sum over chunks z of p(z) a[z][i]. The worked example's prior is
-# the two-way softmax 1 / (1 + e^-1.13) at tau = 0.5 ((1.0875 - 0.5225) / 0.5 = 1.13); every expected value is
-# the per-token mixtures multiplied out by hand.
+# Chapter 13. RAG-Token: prod over tokens i of sum over chunks z of p(z) a[z][i]. The
+# worked example's prior is the two-way softmax 1 / (1 + e^-1.13) at tau = 0.5 ((1.0875
+# - 0.5225) / 0.5 = 1.13); every expected value is the per-token mixtures multiplied out
+# by hand.
 _P1 = 1 / (1 + math.exp(-1.13))
 register(
     Exercise(

@@ -6,9 +6,10 @@ from fractions import Fraction
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 14. From (evidence in prompt, correct) pairs: r = n_R / n, a = c_R / n_R, b = c_notR / (n - n_R),
-# accuracy = (c_R + c_notR) / n, with 0 for a side that no question falls on. Each tuple is those counts by hand:
-# e.g. ten questions, 7 with evidence (5 right), 3 without (1 right): 7/10, 5/7, 1/3, 6/10 = 1/2 + 1/10.
+# Chapter 14. From (evidence in prompt, correct) pairs: r = n_R / n, a = c_R / n_R, b =
+# c_notR / (n - n_R), accuracy = (c_R + c_notR) / n, with 0 for a side that no question
+# falls on. Each tuple is those counts by hand: e.g. ten questions, 7 with evidence (5
+# right), 3 without (1 right): 7/10, 5/7, 1/3, 6/10 = 1/2 + 1/10.
 _T, _N = True, False
 register(
     Exercise(
@@ -50,9 +51,10 @@ register(
 )
 
 
-# Chapter 14. A glossary rewrite: the definitions of the glossed terms of the question, appended in
-# parentheses in the order the terms occur. Terms are compared after the analyzer (lowercase, stopwords
-# dropped, no stemming). Each expected string is written out by hand.
+# Chapter 14. A glossary rewrite: the definitions of the glossed terms of the question,
+# appended in parentheses in the order the terms occur. Terms are compared after the
+# analyzer (lowercase, stopwords dropped, no stemming). Each expected string is written
+# out by hand.
 _YEAR = "the time to orbit the Sun once"
 register(
     Exercise(

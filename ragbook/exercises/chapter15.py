@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 15. The chunks a user may read: chunk i is visible when the level of its document is one of the
-# user's levels (no level implies another). Each expected list is that rule applied by hand, chunk by chunk;
-# seed 003's D1-D4 first (D4 restricted to finance).
+# Chapter 15. The chunks a user may read: chunk i is visible when the level of its
+# document is one of the user's levels (no level implies another). Each expected list is
+# that rule applied by hand, chunk by chunk; seed 003's D1-D4 first (D4 restricted to
+# finance).
 register(
     Exercise(
         name="visible-chunks",

@@ -1,8 +1,10 @@
-"""The grading engine: hidden cases run against the reader's function, with a verdict that says what is wrong.
+"""The grading engine: hidden cases run against the reader's function, with a verdict
+that says what is wrong.
 
-A chapter asks the reader to write a function, then calls ``check("name", their_function)``. The checker
-runs every hidden case and prints which ones failed and how (the input, the expected value and what came
-back, or the exception raised), never the code of a solution. Expected values are written down from hand
+A chapter asks the reader to write a function, then calls
+``check("name", their_function)``. The checker runs every hidden case and prints which
+ones failed and how (the input, the expected value and what came back, or the exception
+raised), never the code of a solution. Expected values are written down from hand
 derivation (exact fractions where possible), not computed by ragbook.
 """
 
@@ -20,7 +22,8 @@ __all__ = ["Raises", "Case", "Exercise", "Verdict", "EXERCISES", "check", "regis
 
 @dataclass(frozen=True)
 class Raises:
-    """An expected outcome: the function must raise this exception type (or a subclass)."""
+    """An expected outcome: the function must raise this exception type (or a
+    subclass)."""
 
     error: type[BaseException]
 
@@ -46,7 +49,8 @@ class Case:
 
 @dataclass(frozen=True)
 class Exercise:
-    """A graded exercise: the function name the reader writes, its hidden cases, a float tolerance."""
+    """A graded exercise: the function name the reader writes, its hidden cases, a float
+    tolerance."""
 
     name: str
     function_name: str
@@ -56,7 +60,8 @@ class Exercise:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The outcome of :func:`check`; true when every case passed. Prints as a readable report."""
+    """The outcome of :func:`check`; true when every case passed. Prints as a readable
+    report."""
 
     exercise: str
     passed: int
@@ -144,7 +149,8 @@ def register(exercise: Exercise) -> Exercise:
 
 
 def check(name: str, function: Callable) -> Verdict:
-    """Run the hidden cases of exercise ``name`` against ``function`` and return the verdict."""
+    """Run the hidden cases of exercise ``name`` against ``function`` and return the
+    verdict."""
     validate.text(name, "name")
     if name not in EXERCISES:
         known = ", ".join(sorted(EXERCISES))
