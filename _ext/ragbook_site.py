@@ -33,7 +33,8 @@ def mathjax_source() -> Path:
         distribution = metadata.distribution(MATHJAX_PACKAGE)
     except metadata.PackageNotFoundError:
         raise RuntimeError(
-            f"{MATHJAX_PACKAGE} is not installed; it ships the MathJax the site serves: "
+            f"{MATHJAX_PACKAGE} is not installed; it ships the MathJax the site "
+            "serves: "
             "pip install -r requirements.txt"
         ) from None
     path = Path(
@@ -41,7 +42,8 @@ def mathjax_source() -> Path:
     )
     if not path.is_file():
         raise RuntimeError(
-            f"{MATHJAX_PACKAGE} {distribution.version} has no static/mathjax/{MATHJAX_FILE}"
+            f"{MATHJAX_PACKAGE} {distribution.version} has no "
+            f"static/mathjax/{MATHJAX_FILE}"
         )
     return path
 
@@ -119,7 +121,8 @@ def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> Non
 
 
 def setup(app):
-    mathjax_source()  # fail at the start of the build, not at its end, when the package is missing
+    # fail at the start of the build, not at its end, when the package is missing
+    mathjax_source()
     app.connect("build-finished", copy_mathjax)
     app.connect(
         "html-page-context", drop_duplicate_scripts, priority=900

@@ -2,7 +2,8 @@
 
 Run from the project root:
 
-    .venv/bin/python benchmarks/sparse.py /path/to/beir/scifact [--synthetic 100000 1000000] [--skip-synthetic]
+    .venv/bin/python benchmarks/sparse.py /path/to/beir/scifact
+        [--synthetic 100000 1000000] [--skip-synthetic]
         [--output benchmarks/results/sparse.json | --no-output] [--note TEXT]
 
 It prints plain-text tables and writes every figure to a JSON file (default
@@ -193,16 +194,19 @@ def bm25s_token_strings(texts, stemmer):
 def part1(folder):
     print("=" * 100)
     print(
-        "1. EFFECTIVENESS on the BEIR test split (documents = title + ' ' + text, 'flat')"
+        "1. EFFECTIVENESS on the BEIR test split (documents = title + ' ' + text, "
+        "'flat')"
     )
     print("=" * 100)
     data, doc_ids, texts, qids, qtexts = load_beir(folder)
     judgements = sum(len(v) for v in data.qrels.values())
     print(
-        f"corpus: {folder}  ({len(doc_ids):,} documents, {len(qids)} test queries, {judgements} judgements)"
+        f"corpus: {folder}  ({len(doc_ids):,} documents, {len(qids)} test "
+        f"queries, {judgements} judgements)"
     )
     print(
-        f"scored with ir_measures {metadata.version('ir-measures')} (pytrec_eval, as trec_eval does) on top-{RUN_DEPTH} runs"
+        f"scored with ir_measures {metadata.version('ir-measures')} (pytrec_eval, "
+        f"as trec_eval does) on top-{RUN_DEPTH} runs"
     )
     print()
 
@@ -294,27 +298,34 @@ def part1(folder):
     diff_d = res_d["nDCG@10"] - res_s["nDCG@10"]
     print("Targets")
     print(
-        f"  a. ragbook analyzer nDCG@10 >= 0.675: {res_a['nDCG@10']:.4f}  {verdict(res_a['nDCG@10'] >= 0.675)}"
+        f"  a. ragbook analyzer nDCG@10 >= 0.675: {res_a['nDCG@10']:.4f}  "
+        f"{verdict(res_a['nDCG@10'] >= 0.675)}"
         f"  (Pyserini flat 0.6789, bm25s default 0.6863: published)"
     )
     print(
-        f"  b. |nDCG@10 ragbook - bm25s| <= 0.001 on the same tokens and the same query model: "
+        "  b. |nDCG@10 ragbook - bm25s| <= 0.001 on the same tokens and the same "
+        "query model: "
         f"{diff_d:+.4f}  {verdict(abs(diff_d) <= 0.001)}"
     )
     print(
-        f"     (BM25(count_repeats=True): {with_rep} of {len(qids)} queries repeat a token ({n_empty} have none), and bm25s"
+        f"     (BM25(count_repeats=True): {with_rep} of {len(qids)} queries "
+        f"repeat a token ({n_empty} have none), and bm25s"
     )
     print(
-        f"     adds a term once per occurrence; with ragbook's default, a sum over distinct query terms as in the"
+        "     adds a term once per occurrence; with ragbook's default, a sum over "
+        "distinct query terms as in the"
     )
     print(
-        f"     formula, the difference is {diff:+.4f}: a different query model, not a different BM25)"
+        f"     formula, the difference is {diff:+.4f}: a different query model, "
+        "not a different BM25)"
     )
     print(
-        f"     with the same top 10 for {same_top10} of {len(qids)} queries; max relative difference between ragbook's"
+        f"     with the same top 10 for {same_top10} of {len(qids)} queries; max "
+        "relative difference between ragbook's"
     )
     print(
-        f"     score and bm25s's score x (k1+1) = {K1 + 1} over those top 10s: {rel_err:.1e} (float32 rounding)."
+        f"     score and bm25s's score x (k1+1) = {K1 + 1} over those top 10s: "
+        f"{rel_err:.1e} (float32 rounding)."
     )
     print(f"     ragbook's scores are bm25s's times k1+1, which changes no ranking.")
     print()
@@ -499,8 +510,10 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
         del okapi
         gc.collect()
         rank_note = (
-            f"rank_bm25 query throughput measured on the first {len(subset)} of the {n_q} queries "
-            f"(get_top_n, best of {rank_repeats}) and extrapolated: queries/s = {len(subset)} / time."
+            f"rank_bm25 query throughput measured on the first {len(subset)} of "
+            f"the {n_q} queries "
+            f"(get_top_n, best of {rank_repeats}) and extrapolated: queries/s = "
+            f"{len(subset)} / time."
         )
     if clock is not None:
         clock.single_pass = single
@@ -526,28 +539,35 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
             row("held after build (tracemalloc), MiB", "held", mib),
             row("peak during build (tracemalloc), MiB", "peak", mib),
         ],
-        title=f"{label}: {n_docs:,} documents, {sum(map(len, doc_tokens)):,} tokens, {n_q:,} queries; "
+        title=f"{label}: {n_docs:,} documents, {sum(map(len, doc_tokens)):,} tokens, "
+        f"{n_q:,} queries; "
         f"build best of {repeats}, queries best of {QUERY_REPEATS} passes",
     )
     if rank_note:
         print("  " + rank_note)
     print(
-        f"  bm25s retrieval path: {bm25s_mode}, backend='numpy', sorted=True, show_progress=False."
+        f"  bm25s retrieval path: {bm25s_mode}, backend='numpy', sorted=True, "
+        "show_progress=False."
     )
     print(
-        f"  ragbook: BM25.search_arrays(token_list, k) per query (returns arrays of ids and scores, as bm25s does;"
+        "  ragbook: BM25.search_arrays(token_list, k) per query (returns arrays of ids "
+        "and scores, as bm25s does;"
     )
     print(
-        f"           BM25.search, which builds a list of (id, score) pairs, is timed in the breakdown below)."
+        "           BM25.search, which builds a list of (id, score) pairs, is timed in "
+        "the breakdown below)."
     )
     print(
-        "  index arrays: ragbook BM25.nbytes (doc_ids + weights + indptr); bm25s scores data + indices + indptr."
+        "  index arrays: ragbook BM25.nbytes (doc_ids + weights + indptr); bm25s "
+        "scores data + indices + indptr."
     )
     print(
-        "  held = bytes tracemalloc still counts after the build (arrays, vocabulary dict, per-document objects);"
+        "  held = bytes tracemalloc still counts after the build (arrays, "
+        "vocabulary dict, per-document objects);"
     )
     print(
-        "  peak = the most bytes traced at once during the build; the input token lists existed before and are excluded."
+        "  peak = the most bytes traced at once during the build; the input token "
+        "lists existed before and are excluded."
     )
     print()
     targets = [  # (target, met, ragbook's figure, the other library's figure)
@@ -661,7 +681,8 @@ def speed_record(
 def part2(doc_tokens, query_tokens, corpus_tokenized):
     print("=" * 100)
     print(
-        "2. SPEED AND MEMORY on SciFact, same tokens for all (bm25s default pipeline, as token strings)"
+        "2. SPEED AND MEMORY on SciFact, same tokens for all (bm25s default "
+        "pipeline, as token strings)"
     )
     print("=" * 100)
     note("SciFact: choosing bm25s's fastest retrieval path")
@@ -674,7 +695,8 @@ def part2(doc_tokens, query_tokens, corpus_tokenized):
             "q/s k=1000",
         ],
         [[m, t[10], t[1000]] for m, t in timings.items()],
-        title=f"bm25s's documented retrieval paths, taking turns; the fastest, '{mode}', is used below",
+        title="bm25s's documented retrieval paths, taking turns; the fastest, "
+        f"'{mode}', is used below",
     )
     t_ids = time_calls(
         lambda: bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy").index(
@@ -685,7 +707,8 @@ def part2(doc_tokens, query_tokens, corpus_tokenized):
     del retriever
     out = speed("SciFact", doc_tokens, query_tokens, mode, 3, (3, RANK_BM25_QUERIES))
     print(
-        f"  for reference, bm25s indexing its own Tokenized ids (skipping the string -> id step): {t_ids:.3f} s "
+        "  for reference, bm25s indexing its own Tokenized ids (skipping the "
+        f"string -> id step): {t_ids:.3f} s "
         f"(ragbook/that = {out['ragbook']['build'] / t_ids:.2f}x)"
     )
     print()
@@ -741,13 +764,16 @@ def search_breakdown(doc_tokens, query_tokens):
             "  list of pairs",
         ],
         rows,
-        title="Diagnosis: where ragbook's BM25.search spends its time on SciFact (best of 3)",
+        title="Diagnosis: where ragbook's BM25.search spends its time on SciFact (best "
+        "of 3)",
     )
     print(
-        "  'top-k as arrays' = top_k's own selection and ordering returning numpy arrays (as bm25s does);"
+        "  'top-k as arrays' = top_k's own selection and ordering returning numpy "
+        "arrays (as bm25s does);"
     )
     print(
-        "  'list of pairs' = the rest of top_k: arange + copy of the candidates and the Python list of (int, float)."
+        "  'list of pairs' = the rest of top_k: arange + copy of the candidates "
+        "and the Python list of (int, float)."
     )
     print()
     return breakdown
@@ -802,17 +828,21 @@ def part3(
 ):
     print("=" * 100)
     print(
-        "3. SPEED AND MEMORY on synthetic Zipf corpora (ragbook vs bm25s; rank_bm25 only at 100,000 if it fits)"
+        "3. SPEED AND MEMORY on synthetic Zipf corpora (ragbook vs bm25s; "
+        "rank_bm25 only at 100,000 if it fits)"
     )
     print("=" * 100)
     print(
-        f"generator: numpy default_rng(0); vocabulary {VOCABULARY:,} terms 't0'..'t{VOCABULARY - 1}', rank r drawn"
+        f"generator: numpy default_rng(0); vocabulary {VOCABULARY:,} terms "
+        f"'t0'..'t{VOCABULARY - 1}', rank r drawn"
     )
     print(
-        f"with probability ~ r^-{ZIPF_EXPONENT}; document length 1 + Poisson(Gamma(2, {(MEAN_LENGTH - 1) / 2})), mean {MEAN_LENGTH};"
+        f"with probability ~ r^-{ZIPF_EXPONENT}; document length 1 + "
+        f"Poisson(Gamma(2, {(MEAN_LENGTH - 1) / 2})), mean {MEAN_LENGTH};"
     )
     print(
-        f"{N_QUERIES:,} queries of 2-6 distinct terms from the same distribution (drawn first: the same for every size)."
+        f"{N_QUERIES:,} queries of 2-6 distinct terms from the same distribution "
+        "(drawn first: the same for every size)."
     )
     limit = (
         f"a size predicted to take more than {budget:.0f} s is reduced"
@@ -821,7 +851,8 @@ def part3(
     )
     print(f"budget: {limit}; above 100,000 documents the")
     print(
-        f"builds are timed once (best of 1), at 100,000 and below best of 3; query passes always best of {QUERY_REPEATS}."
+        "builds are timed once (best of 1), at 100,000 and below best of 3; "
+        f"query passes always best of {QUERY_REPEATS}."
     )
     print()
     prev_size, prev_cost = None, None
@@ -834,7 +865,8 @@ def part3(
             if budget > 0 and predicted > budget:
                 reduced = int(n * budget / predicted) // 100_000 * 100_000
                 message = (
-                    f"{n:,} documents predicted to take {predicted:.0f} s > {budget:.0f} s on this machine; "
+                    f"{n:,} documents predicted to take {predicted:.0f} s > "
+                    f"{budget:.0f} s on this machine; "
                     f"reduced to {reduced:,} documents (--budget 0 runs the full size)."
                 )
                 print("NOTE: " + message)
@@ -851,8 +883,10 @@ def part3(
         t_gen = time.perf_counter() - t0
         n_tok = sum(map(len, docs))
         print(
-            f"synthetic {n:,}: generated {n_tok:,} tokens ({n_tok / n:.1f} per document, "
-            f"{len({t for d in docs[:20000] for t in d}):,} distinct terms in the first 20,000 documents) in {t_gen:.1f} s"
+            f"synthetic {n:,}: generated {n_tok:,} tokens ({n_tok / n:.1f} per "
+            "document, "
+            f"{len({t for d in docs[:20000] for t in d}):,} distinct terms in the "
+            f"first 20,000 documents) in {t_gen:.1f} s"
         )
         repeats = 3 if n <= 100_000 else 1
         rank_plan, rank_msg = None, None
@@ -873,10 +907,14 @@ def part3(
                 if est < RANK_BM25_BUDGET_SECONDS:
                     rank_plan = (1, RANK_BM25_QUERIES)
                 else:
-                    rank_msg = f"rank_bm25 skipped at {n:,}: estimated {est:.0f} s > {RANK_BM25_BUDGET_SECONDS:.0f} s"
+                    rank_msg = (
+                        f"rank_bm25 skipped at {n:,}: estimated {est:.0f} s > "
+                        f"{RANK_BM25_BUDGET_SECONDS:.0f} s"
+                    )
             else:
                 rank_msg = (
-                    f"rank_bm25 skipped at {n:,}: estimated build {predicted_build:.0f} s, too long for "
+                    f"rank_bm25 skipped at {n:,}: estimated build "
+                    f"{predicted_build:.0f} s, too long for "
                     f"{RANK_BM25_BUDGET_SECONDS:.0f} s"
                 )
         else:
@@ -891,10 +929,12 @@ def part3(
             record["notes"].append(rank_msg)
         if rank_plan is not None:
             print(
-                f"  rank_bm25 at {n:,}: build and the query subset timed once (best of 1)."
+                f"  rank_bm25 at {n:,}: build and the query subset timed once "
+                "(best of 1)."
             )
             record["notes"].append(
-                f"rank_bm25 at {n:,}: build and the query subset timed once (best of 1)."
+                f"rank_bm25 at {n:,}: build and the query subset timed once (best "
+                "of 1)."
             )
         total = time.perf_counter() - t_start
         print(f"  section time {total:.0f} s")
@@ -913,7 +953,10 @@ def part3(
             "zipf_exponent": ZIPF_EXPONENT,
             "mean_length": MEAN_LENGTH,
             "queries": N_QUERIES,
-            "query_terms": "2-6 distinct terms, drawn from the same distribution, the same for every size",
+            "query_terms": (
+                "2-6 distinct terms, drawn from the same distribution, the same for "
+                "every size"
+            ),
         },
         "budget_s": budget,
         "requested_sizes": list(sizes),
@@ -961,10 +1004,12 @@ def machine() -> None:
     print(f"Python {platform.python_version()} ({platform.python_implementation()})")
     print("libraries: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     print(
-        f"BM25 parameters everywhere: k1={K1}, b={B}; timing: time.perf_counter; single-threaded"
+        f"BM25 parameters everywhere: k1={K1}, b={B}; timing: time.perf_counter; "
+        "single-threaded"
     )
     print(
-        f"load average at start (1, 5, 15 min): {load()} (other processes on the machine inflate the timings)"
+        f"load average at start (1, 5, 15 min): {load()} (other processes on the "
+        "machine inflate the timings)"
     )
     print()
 
@@ -989,7 +1034,8 @@ def main(argv=None) -> None:
         type=float,
         default=SYNTHETIC_BUDGET_SECONDS,
         metavar="SECONDS",
-        help="reduce a synthetic size predicted to take longer than this (default 180; 0: never)",
+        help="reduce a synthetic size predicted to take longer than this (default 180; "
+        "0: never)",
     )
     parser.add_argument(
         "--output",
@@ -1005,7 +1051,8 @@ def main(argv=None) -> None:
         action="append",
         default=[],
         metavar="TEXT",
-        help="a note stored in the results file's run.notes (repeatable), e.g. why sizes were capped",
+        help="a note stored in the results file's run.notes (repeatable), e.g. why "
+        "sizes were capped",
     )
     args = parser.parse_args(argv)
     started = time.perf_counter()
@@ -1048,7 +1095,8 @@ def main(argv=None) -> None:
     run["duration_s"] = round(time.perf_counter() - started, 1)
     run["load_average_end"] = load_average()
     print(
-        f"total run time {time.perf_counter() - started:.0f} s; load average at the end: {load()}"
+        f"total run time {time.perf_counter() - started:.0f} s; load average at "
+        f"the end: {load()}"
     )
     if not args.no_output:
         write_results(args.output, results)

@@ -2,7 +2,8 @@
 
 Run from the project root:
 
-    .venv/bin/python benchmarks/vectors.py [--figure PATH] [--quick] [--output PATH | --no-output] [--note TEXT]
+    .venv/bin/python benchmarks/vectors.py [--figure PATH] [--quick]
+        [--output PATH | --no-output] [--note TEXT]
 
 It prints plain-text tables and its targets (MET / NOT MET), and writes every figure to
 a JSON file (default benchmarks/results/vectors.json, structure in benchmarks/README.md;
@@ -76,12 +77,14 @@ DIMENSIONS = 64
 QUERIES = 1_000
 K = 10
 CENTRES = 1_000
-NOISE = 0.1  # per-coordinate standard deviation of the noise around a (unit) centre, clustered case
+# per-coordinate standard deviation of the noise around a (unit) centre, clustered case
+NOISE = 0.1
 SEEDS = {"clustered": 1, "diffuse": 2}
 LISTS = 256
 PROBES = (1, 2, 4, 8, 16, 32, 64)
 ITERATIONS = 20  # k-means iterations, both libraries
-SAMPLE_PER_LIST = 256  # k-means trains on at most this many vectors per list, both libraries (faiss's default)
+# k-means trains on at most this many vectors per list, both libraries (faiss's default)
+SAMPLE_PER_LIST = 256
 LSA_DIMENSIONS = 128
 LSA_LISTS = 16
 LSA_PROBES = tuple(range(1, 17))
@@ -91,12 +94,12 @@ BUILD_REPEATS = 3
 SINGLE_QUERIES = 100  # the single-query timing: the first 100 queries, one call each
 SINGLE_REPEATS = 3
 EXACT_TARGET = 1.2  # ragbook exact time / faiss flat time
-IVF_TARGET = (
-    2.0  # ragbook IVF time / faiss IVF time at equal recall, batch and single queries
-)
+# ragbook IVF time / faiss IVF time at equal recall, batch and single queries
+IVF_TARGET = 2.0
 BUILD_TARGET = 2.0  # ragbook IVF build / faiss IVF train + add
 RECALL_TARGET = 0.02  # |recall ragbook - recall faiss| at equal probes
-WARM_UP_BELOW = 0.1  # seconds: a call shorter than this gets an untimed call first (see harness.take_turns)
+# seconds: a call shorter than this gets an untimed call first (see harness.take_turns)
+WARM_UP_BELOW = 0.1
 
 
 def ratio(a: float | None, b: float | None) -> str | None:
@@ -154,14 +157,17 @@ def machine() -> int:
         available = os.cpu_count()
     print(f"date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
     print(
-        f"machine: {platform.platform()}; CPU: {cpu_model()}; os.cpu_count() = {os.cpu_count()}, "
+        f"machine: {platform.platform()}; CPU: {cpu_model()}; os.cpu_count() = "
+        f"{os.cpu_count()}, "
         f"available to this process = {available}"
     )
     print(
-        f"load average (1, 5, 15 min): {load()}; other processes compete for the CPUs when it exceeds {available}"
+        f"load average (1, 5, 15 min): {load()}; other processes compete for the "
+        f"CPUs when it exceeds {available}"
     )
     print(
-        f"Python {platform.python_version()} ({platform.python_implementation()}); numpy {np.__version__}; "
+        f"Python {platform.python_version()} "
+        f"({platform.python_implementation()}); numpy {np.__version__}; "
         f"faiss {faiss.__version__}"
     )
     numpy_threads, info = blas_threads()
@@ -170,18 +176,24 @@ def machine() -> int:
     print("thread pools (threadpoolctl):")
     for p in info:
         print(
-            f"  {p.get('internal_api')} {p.get('version')} ({p.get('threading_layer', '-')}), "
-            f"{p.get('num_threads')} threads: {os.path.basename(p.get('filepath', '?'))}"
+            f"  {p.get('internal_api')} {p.get('version')} "
+            f"({p.get('threading_layer', '-')}), "
+            f"{p.get('num_threads')} threads: "
+            f"{os.path.basename(p.get('filepath', '?'))}"
         )
     print(
-        f"NumPy's BLAS keeps its default ({numpy_threads} threads); faiss set to the same: "
-        f"faiss.omp_set_num_threads({threads}) -> omp_get_max_threads() = {faiss.omp_get_max_threads()}"
+        f"NumPy's BLAS keeps its default ({numpy_threads} threads); faiss set to "
+        "the same: "
+        f"faiss.omp_set_num_threads({threads}) -> omp_get_max_threads() = "
+        f"{faiss.omp_get_max_threads()}"
     )
     print(
-        "ragbook's IVFIndex.search_batch works list by list, one small matrix product per probed list, on one"
+        "ragbook's IVFIndex.search_batch works list by list, one small matrix "
+        "product per probed list, on one"
     )
     print(
-        "BLAS thread; faiss parallelises its IVF search over queries with OpenMP (also shown with 1 thread)."
+        "BLAS thread; faiss parallelises its IVF search over queries with OpenMP "
+        "(also shown with 1 thread)."
     )
     print()
     return threads
@@ -293,7 +305,8 @@ def exact_part(
             ]
         )
     print(
-        f"exact search, {label}: {x.shape[0]:,} vectors, {nq:,} queries in one batch; time per query = batch "
+        f"exact search, {label}: {x.shape[0]:,} vectors, {nq:,} queries in one "
+        "batch; time per query = batch "
         f"time / {nq:,}, median and best of {repeats} turns"
     )
     table(
@@ -314,16 +327,19 @@ def exact_part(
     print("Targets")
     targets = Targets()
     print(
-        f"  faiss IndexFlatIP on one thread: {us(one_thread.median / nq):.1f} us/query (spread {one_thread.spread:.2f})"
+        f"  faiss IndexFlatIP on one thread: {us(one_thread.median / nq):.1f} "
+        f"us/query (spread {one_thread.spread:.2f})"
     )
     targets.check(
-        f"ragbook exact / faiss flat <= {EXACT_TARGET}x (medians; faiss's faster setting)",
+        f"ragbook exact / faiss flat <= {EXACT_TARGET}x (medians; faiss's faster "
+        "setting)",
         r,
         EXACT_TARGET,
         detail=f"against faiss's {threads} threads turn by turn {spread_text(turns)}",
     )
     print(
-        f"  identical top-10 lists ragbook = faiss: {same_lists(truth, ids['faiss']):.1%} ({len(diff)} of {nq} differ)"
+        "  identical top-10 lists ragbook = faiss: "
+        f"{same_lists(truth, ids['faiss']):.1%} ({len(diff)} of {nq} differ)"
     )
     print()
     record = {
@@ -476,8 +492,10 @@ def ivf_part(
     sizes_rb, sizes_f = ivf.list_sizes, faiss_list_sizes(fivf)
     sample = min(n, SAMPLE_PER_LIST * lists)
     print(
-        f"IVF, {label}: {n:,} vectors, {lists} lists, {nq:,} queries; k-means for both: {ITERATIONS} iterations "
-        f"on {sample:,} sampled vectors ({SAMPLE_PER_LIST} per list at most), then every vector to its nearest centroid"
+        f"IVF, {label}: {n:,} vectors, {lists} lists, {nq:,} queries; k-means for "
+        f"both: {ITERATIONS} iterations "
+        f"on {sample:,} sampled vectors ({SAMPLE_PER_LIST} per list at most), "
+        "then every vector to its nearest centroid"
     )
     table(
         [
@@ -512,7 +530,8 @@ def ivf_part(
                 float(np.sum(sizes_f.astype(float) ** 2) / n),
             ],
         ],
-        title=f"build, {BUILD_REPEATS} turns each; spherical={bool(fivf.cp.spherical)} for faiss",
+        title=f"build, {BUILD_REPEATS} turns each; spherical={bool(fivf.cp.spherical)} "
+        "for faiss",
     )
     single = q[:SINGLE_QUERIES]
     per_probe, rows, rb_points, f_points, rb_single, f_single = {}, [], [], [], [], []
@@ -655,9 +674,12 @@ def ivf_part(
             "dots faiss",
         ],
         rows,
-        title=f"recall@10 against exact search; batch time per query (median of {repeats} turns; spread = slowest / "
-        f"fastest turn; turns = range of the turn-by-turn ratio), faiss with {threads} threads and with 1; "
-        f"single queries: {len(single)} calls of one query, median of {SINGLE_REPEATS} turns; mean dot products "
+        title="recall@10 against exact search; batch time per query (median of "
+        f"{repeats} turns; spread = slowest / "
+        "fastest turn; turns = range of the turn-by-turn ratio), faiss with "
+        f"{threads} threads and with 1; "
+        f"single queries: {len(single)} calls of one query, median of "
+        f"{SINGLE_REPEATS} turns; mean dot products "
         f"per query (faiss: {lists} + sizes of the probed lists)",
     )
     eq_rows, equal, worst, best = equal_recall(probes, rb_points, f_points)
@@ -671,9 +693,12 @@ def ivf_part(
             "rb / faiss",
         ],
         eq_rows,
-        title="batch time at equal recall, against faiss's faster setting at each point (its threads or one thread): "
-        "ragbook's time interpolated linearly in recall between its measured points "
-        '("<=": ragbook\'s 1 probe already has a higher recall, its time is an upper bound)',
+        title=(
+            "batch time at equal recall, against faiss's faster setting at each point "
+            "(its threads or one thread): ragbook's time interpolated linearly in "
+            'recall between its measured points ("<=": ragbook\'s 1 probe already '
+            "has a higher recall, its time is an upper bound)"
+        ),
     )
     one_rows, one_equal, one_worst, one_best = equal_recall(probes, rb_single, f_single)
     table(
@@ -686,23 +711,28 @@ def ivf_part(
             "rb / faiss",
         ],
         one_rows,
-        title=f"single-query time at equal recall (the first {len(single)} queries, one call each), against "
-        "faiss's faster setting",
+        title=(
+            f"single-query time at equal recall (the first {len(single)} queries, "
+            "one call each), against faiss's faster setting"
+        ),
     )
     not_reached = [p for p in probes if equal[str(p)]["how"] == "not reached"]
     worst_diff = max((row[3] for row in rows), key=abs)
     print("Targets")
     targets = Targets()
     targets.check(
-        f"ragbook / faiss batch time at equal recall <= {IVF_TARGET}x (worst; faiss's faster setting)",
+        f"ragbook / faiss batch time at equal recall <= {IVF_TARGET}x (worst; "
+        "faiss's faster setting)",
         worst,
         IVF_TARGET,
-        detail=f"best {best:.2f}x; {len(not_reached)} faiss points above ragbook's highest recall"
+        detail=f"best {best:.2f}x; {len(not_reached)} faiss points above ragbook's "
+        "highest recall"
         if best
         else "",
     )
     targets.check(
-        f"ragbook / faiss single-query time at equal recall <= {IVF_TARGET}x (worst; faiss's faster setting)",
+        f"ragbook / faiss single-query time at equal recall <= {IVF_TARGET}x "
+        "(worst; faiss's faster setting)",
         one_worst,
         IVF_TARGET,
         detail=f"best {one_best:.2f}x" if one_best else "",
@@ -711,7 +741,8 @@ def ivf_part(
         f"ragbook / faiss build time <= {BUILD_TARGET}x (medians)",
         build_ratio,
         BUILD_TARGET,
-        detail=f"ragbook {builds['ragbook'].median:.2f} s, faiss {builds['faiss'].median:.2f} s; turn by turn "
+        detail=f"ragbook {builds['ragbook'].median:.2f} s, faiss "
+        f"{builds['faiss'].median:.2f} s; turn by turn "
         f"{spread_text(build_turns)}",
     )
     targets.check(
@@ -796,7 +827,8 @@ def lsa_part(threads: int, probes: tuple[int, ...]) -> dict:
     from ragbook.lsa import LSA
 
     heading(
-        f"3. LSA VECTORS OF THE CORPUS ({LSA_DIMENSIONS} dimensions), the labelled questions as queries"
+        f"3. LSA VECTORS OF THE CORPUS ({LSA_DIMENSIONS} dimensions), the "
+        "labelled questions as queries"
     )
     note("LSA: fitting")
     documents = load_corpus()
@@ -807,17 +839,22 @@ def lsa_part(threads: int, probes: tuple[int, ...]) -> dict:
     questions = [question.text for question in load_questions(documents)]
     q = np.ascontiguousarray(lsa.encode(questions))
     print(
-        f"{len(chunks)} sentence chunks (<= 100 words), {len(questions)} questions; LSA fitted in {fit:.1f} s"
+        f"{len(chunks)} sentence chunks (<= 100 words), {len(questions)} "
+        f"questions; LSA fitted in {fit:.1f} s"
     )
     info = {
-        "description": "LSA vectors of sentence_chunks(load_corpus(), 100); the labelled questions as queries",
+        "description": (
+            "LSA vectors of sentence_chunks(load_corpus(), 100); the labelled "
+            "questions as queries"
+        ),
         "dimensions": LSA_DIMENSIONS,
         "vectors": len(chunks),
         "queries": len(questions),
         "lsa_fit_s": fit,
     }
     print(
-        f"a batch of {len(questions)} queries takes milliseconds here, so every batch is timed {LSA_REPEATS} times"
+        f"a batch of {len(questions)} queries takes milliseconds here, so every "
+        f"batch is timed {LSA_REPEATS} times"
     )
     print()
     exact = exact_part("LSA", x, q, LSA_REPEATS, threads)
@@ -932,7 +969,8 @@ def main(argv=None) -> None:
             else "isotropic Gaussian"
         )
         heading(
-            f"2{'ab'[number]}. SYNTHETIC, {case.upper()}: {n:,} unit vectors in {DIMENSIONS} dimensions "
+            f"2{'ab'[number]}. SYNTHETIC, {case.upper()}: {n:,} unit vectors in "
+            f"{DIMENSIONS} dimensions "
             f"({description}), {QUERIES:,} queries, seed {SEEDS[case]}"
         )
         x, q = synthetic(case, n)
@@ -969,7 +1007,8 @@ def main(argv=None) -> None:
                 show(i["eq_worst"], IVF_TARGET),
                 show(i["single_worst"], IVF_TARGET),
                 show(i["build_ratio"], BUILD_TARGET),
-                f"{i['diff_worst']:+.4f} {verdict(abs(i['diff_worst']) <= RECALL_TARGET)}",
+                f"{i['diff_worst']:+.4f} "
+                f"{verdict(abs(i['diff_worst']) <= RECALL_TARGET)}",
             ]
         )
     table(
@@ -990,7 +1029,8 @@ def main(argv=None) -> None:
     busy = others_busy(cpu_start, wall)
     print(
         f"load average at the end (1, 5, 15 min): {load()}; other processes kept "
-        f"{'unknown' if busy is None else f'{busy:.2f}'} CPUs busy on average during the run (of {os.cpu_count()})"
+        f"{'unknown' if busy is None else f'{busy:.2f}'} CPUs busy on average "
+        f"during the run (of {os.cpu_count()})"
     )
     print(f"total run time {wall:.0f} s")
     if args.no_output:

@@ -33,7 +33,8 @@ class User:
         name = validate.text(name, "name")
         if isinstance(levels, str):
             raise TypeError(
-                "levels is a collection of access levels, not one string; write ['public']"
+                "levels is a collection of access levels, not one string; write "
+                "['public']"
             )
         held = frozenset(validate.texts(levels, "levels"))
         unknown = sorted(held - set(ACCESS_LEVELS))
@@ -75,14 +76,16 @@ def allowed_chunks(
         raise TypeError(f"expected a User, got {type(user).__name__}")
     if not isinstance(documents_meta, Mapping):
         raise TypeError(
-            f"documents_meta must map document ids to metadata, got {type(documents_meta).__name__}"
+            "documents_meta must map document ids to metadata, got "
+            f"{type(documents_meta).__name__}"
         )
     allowed = []
     for chunk in validate.sequence(chunks, "chunks", "chunks"):
         meta = documents_meta.get(chunk.doc_id)
         if meta is None:
             raise ValueError(
-                f"chunk {chunk.id} comes from document {chunk.doc_id!r}, which has no access level"
+                f"chunk {chunk.id} comes from document {chunk.doc_id!r}, which "
+                "has no access level"
             )
         if user.can_read(_access_of(meta)):
             allowed.append(chunk.id)

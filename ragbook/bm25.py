@@ -1,7 +1,8 @@
 """BM25, the probabilistic relevance model's ranking function (chapter 5).
 
-    score(q, d) = sum over distinct query terms t in d of  idf(t) * f (k1 + 1) / (f + K),
-    K = k1 (1 - b + b |d| / avg|d|),     idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)).
+    score(q, d) = sum over distinct query terms t in d of idf(t) * f (k1 + 1) / (f + K),
+    K = k1 (1 - b + b |d| / avg|d|),
+    idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)).
 
 f is the count of t in chunk d, n_t the number of chunks containing t, N the number of
 chunks. The idf is Lucene's: the Robertson/Sparck Jones weight ln((N - n + 0.5)/(n +
@@ -64,7 +65,8 @@ class BM25:
         query's distinct terms, as in the formula."""
         if not isinstance(index, InvertedIndex):
             raise TypeError(
-                f"index must be an InvertedIndex (use BM25.from_texts for texts), got {type(index).__name__}"
+                "index must be an InvertedIndex (use BM25.from_texts for texts), "
+                f"got {type(index).__name__}"
             )
         k1, b = (
             validate.real(k1, "k1", minimum=0),
@@ -126,7 +128,8 @@ class BM25:
             terms = self.analyzer(query)
             if not terms:
                 raise ValueError(
-                    f"the query {query!r} has no terms after analysis (only stopwords or punctuation)"
+                    f"the query {query!r} has no terms after analysis (only "
+                    "stopwords or punctuation)"
                 )
         else:
             terms = query
@@ -171,7 +174,8 @@ class BM25:
         chunk_id = validate.whole(chunk_id, "chunk_id")
         if not 0 <= chunk_id < self.n_chunks:
             raise ValueError(
-                f"chunk id {chunk_id} is outside the collection (0 to {self.n_chunks - 1})"
+                f"chunk id {chunk_id} is outside the collection (0 to "
+                f"{self.n_chunks - 1})"
             )
         query = validate.query(query)
         terms = self.analyzer(query) if isinstance(query, str) else query

@@ -75,7 +75,8 @@ def _check_window(size: int, overlap: int) -> tuple[int, int]:
     overlap = validate.count(overlap, "overlap")
     if overlap >= size:
         raise ValueError(
-            f"overlap ({overlap}) must be smaller than the window size ({size}), or windows never advance"
+            f"overlap ({overlap}) must be smaller than the window size ({size}), "
+            "or windows never advance"
         )
     return size, overlap
 
@@ -248,7 +249,8 @@ def token_windows(
     encoding = encoding or cl100k_encoding()
     if not callable(getattr(encoding, "encode_ordinary", None)):
         raise TypeError(
-            f"encoding must be a tiktoken encoding (with encode_ordinary), got {encoding!r}"
+            "encoding must be a tiktoken encoding (with encode_ordinary), got "
+            f"{encoding!r}"
         )
     chunks = []
     for document in _as_documents(documents):

@@ -1,7 +1,8 @@
 """The command-line tool: ``ragbook ask`` and ``ragbook evaluate`` (chapter 14).
 
     ragbook ask "How long is a year on Venus?"
-    ragbook ask "Who wrote the refund policy?" --documents ./my-notes --retriever hybrid --show-prompt
+    ragbook ask "Who wrote the refund policy?" --documents ./my-notes \
+        --retriever hybrid --show-prompt
     ragbook evaluate --figure evaluation.png
 
 ``ask`` answers from the bundled corpus, or from any folder of Markdown files, with
@@ -118,8 +119,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
         type=_share,
         default=None,
         metavar="SCORE",
-        help="the reader abstains when its best sentence scores below this: coverage for the "
-        f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the semantic one "
+        help="the reader abstains when its best sentence scores below this: coverage "
+        "for the "
+        f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the "
+        "semantic one "
         f"(default {SEMANTIC_ABSTAIN_BELOW})",
     )
     parser.add_argument(
@@ -168,7 +171,8 @@ def _pipeline(args) -> RAGPipeline:
         )
     if args.lists is not None and args.retriever not in ("lsa", "embedder", "hybrid"):
         raise ValueError(
-            f"--lists applies to dense retrievers (lsa, embedder, hybrid), not {args.retriever}"
+            "--lists applies to dense retrievers (lsa, embedder, hybrid), not "
+            f"{args.retriever}"
         )
     choice = _glossary_choice(args)
     glossary = (
@@ -264,27 +268,32 @@ def _evaluate(args, out) -> int:
         ks=ks,
     )
     print(
-        f"retrieval ({_setup(args)}, {args.chunker} chunks of {args.chunk_words} words, {len(pipeline.chunks)} chunks)",
+        f"retrieval ({_setup(args)}, {args.chunker} chunks of {args.chunk_words} "
+        f"words, {len(pipeline.chunks)} chunks)",
         file=out,
     )
     print(report.table(), file=out)
     answers = evaluate_answers(questions, pipeline.answer)
     print(
-        f"\nanswers ({args.reader} reader, abstaining below {pipeline.reader_abstain_below}, k = {args.k}), "
+        f"\nanswers ({args.reader} reader, abstaining below "
+        f"{pipeline.reader_abstain_below}, k = {args.k}), "
         f"{answers.questions} questions:",
         file=out,
     )
     print(
-        f"  evidence in the prompt r = {answers.r:.3f}; accuracy with it a = {answers.a:.3f}, "
+        f"  evidence in the prompt r = {answers.r:.3f}; accuracy with it a = "
+        f"{answers.a:.3f}, "
         f"without it b = {answers.b:.3f} (correct refusals count)",
         file=out,
     )
     print(
-        f"  measured accuracy {answers.accuracy:.3f} = r a + (1 - r) b = {answers.composed:.3f}",
+        f"  measured accuracy {answers.accuracy:.3f} = r a + (1 - r) b = "
+        f"{answers.composed:.3f}",
         file=out,
     )
     print(
-        f"  answered {answers.answered}; refused {answers.refused_unanswerable} of {answers.unanswerable} unanswerable",
+        f"  answered {answers.answered}; refused {answers.refused_unanswerable} "
+        f"of {answers.unanswerable} unanswerable",
         file=out,
     )
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -312,7 +321,8 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
         return 2
     except ImportError as error:
         print(
-            f"ragbook: error: {error}\n(without the embedder: --retriever bm25 --reader lexical)",
+            f"ragbook: error: {error}\n(without the embedder: --retriever bm25 "
+            "--reader lexical)",
             file=sys.stderr,
         )
         return 2

@@ -42,6 +42,7 @@ def recall_needed(
     b = _probability("accuracy_without", accuracy_without)
     if a == b:
         raise ValueError(
-            f"accuracy_with equals accuracy_without ({a}): recall does not change accuracy"
+            f"accuracy_with equals accuracy_without ({a}): recall does not change "
+            "accuracy"
         )
     return (t - b) / (a - b)

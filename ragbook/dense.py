@@ -53,7 +53,8 @@ class DenseRetriever:
         probes = validate.k(probes, "probes")
         if lists is not None and probes > lists:
             raise ValueError(
-                f"probes must be between 1 and the number of lists ({lists}), got {probes!r}"
+                f"probes must be between 1 and the number of lists ({lists}), got "
+                f"{probes!r}"
             )
         self.encoder = encoder
         self.vectors = validate.finite_array(
@@ -61,7 +62,8 @@ class DenseRetriever:
         )
         if self.vectors.shape[0] != len(texts):
             raise ValueError(
-                f"the encoder returned {self.vectors.shape[0]} vectors for {len(texts)} texts"
+                f"the encoder returned {self.vectors.shape[0]} vectors for "
+                f"{len(texts)} texts"
             )
         self.exact = ExactIndex(self.vectors)
         self.ivf = IVFIndex(self.vectors, lists, seed=seed) if lists else None

@@ -73,7 +73,8 @@ class Document:
         starts before it)."""
         if not 0 <= validate.whole(position, "position") <= len(self.text):
             raise ValueError(
-                f"position {position} lies outside document {self.id!r} (0 to {len(self.text)})"
+                f"position {position} lies outside document {self.id!r} (0 to "
+                f"{len(self.text)})"
             )
         found = self.sections[0]
         for section in self.sections:
@@ -135,7 +136,8 @@ def read_text(path: str | os.PathLike) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(
-            f"document {str(path)!r} is not valid UTF-8 (byte {error.start}); save it as UTF-8"
+            f"document {str(path)!r} is not valid UTF-8 (byte {error.start}); "
+            "save it as UTF-8"
         ) from error
 
 

@@ -108,7 +108,8 @@ def _checked_file(package: str, parts: tuple[str, ...], sha256: str) -> Path:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != sha256:
         raise RuntimeError(
-            f"{path} has SHA-256 {digest}, not the pinned {sha256}: the {package!r} package "
+            f"{path} has SHA-256 {digest}, not the pinned {sha256}: the "
+            f"{package!r} package "
             f"is another version than the one ragbook was checked with"
         )
     return path
@@ -192,7 +193,8 @@ class MiniLMEncoder:
         missing = {"input_ids", "attention_mask"} - self._inputs
         if missing:
             raise RuntimeError(
-                f"{model_path} lacks the inputs {sorted(missing)}: not a BERT encoder export"
+                f"{model_path} lacks the inputs {sorted(missing)}: not a BERT "
+                "encoder export"
             )
         self.model_path = model_path
         self.tokenizer_path = tokenizer_path
@@ -272,7 +274,10 @@ class MiniLMEncoder:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
     def __repr__(self) -> str:
-        return f"MiniLMEncoder({MODEL_NAME}, int8 ONNX, dimension={DIMENSION}, max_seq_length={MAX_SEQ_LENGTH})"
+        return (
+            f"MiniLMEncoder({MODEL_NAME}, int8 ONNX, dimension={DIMENSION}, "
+            f"max_seq_length={MAX_SEQ_LENGTH})"
+        )
 
 
 @functools.lru_cache(maxsize=1)
@@ -307,11 +312,13 @@ class CachedEncoder:
         fingerprint = getattr(encoder, "fingerprint", None)
         if not isinstance(fingerprint, str) or not fingerprint:
             raise TypeError(
-                "CachedEncoder needs an encoder with a 'fingerprint' string that names its model"
+                "CachedEncoder needs an encoder with a 'fingerprint' string that "
+                "names its model"
             )
         if not callable(getattr(encoder, "encode", None)):
             raise TypeError(
-                f"CachedEncoder needs an encoder with an encode(texts) method, got {encoder!r}"
+                "CachedEncoder needs an encoder with an encode(texts) method, "
+                f"got {encoder!r}"
             )
         self.encoder = encoder
         self.fingerprint = fingerprint
@@ -339,7 +346,8 @@ class CachedEncoder:
                 vectors = np.load(path, allow_pickle=False)
             except (OSError, ValueError) as error:
                 print(
-                    f"ragbook: the cached vectors in {path} are unreadable ({error}); computing them again",
+                    f"ragbook: the cached vectors in {path} are unreadable "
+                    f"({error}); computing them again",
                     file=sys.stderr,
                 )
             else:
@@ -353,8 +361,10 @@ class CachedEncoder:
                     self.hits += 1
                     return vectors
                 print(
-                    f"ragbook: the cached vectors in {path} are a {vectors.dtype} array of shape "
-                    f"{vectors.shape}, expected float32 with {len(texts)} rows of {width or 'any'} "
+                    f"ragbook: the cached vectors in {path} are a {vectors.dtype} "
+                    "array of shape "
+                    f"{vectors.shape}, expected float32 with {len(texts)} rows of "
+                    f"{width or 'any'} "
                     f"columns; computing them again",
                     file=sys.stderr,
                 )

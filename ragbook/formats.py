@@ -142,7 +142,8 @@ def _read_jsonl(
             )
         if "_id" not in obj:
             raise ValueError(
-                f"{where}: {kind} has no '_id'; every line needs '_id', {', '.join(map(repr, fields))}"
+                f"{where}: {kind} has no '_id'; every line needs '_id', "
+                f"{', '.join(map(repr, fields))}"
             )
         key = obj["_id"]
         if not isinstance(key, str) or not key:
@@ -150,11 +151,13 @@ def _read_jsonl(
         for name in fields:
             if name not in obj:
                 raise ValueError(
-                    f"{where}: {kind} {key!r} has no {name!r} (it may be empty, not absent)"
+                    f"{where}: {kind} {key!r} has no {name!r} (it may be empty, "
+                    "not absent)"
                 )
             if not isinstance(obj[name], str):
                 raise ValueError(
-                    f"{where}: {name!r} of {kind} {key!r} must be a string, got {obj[name]!r}"
+                    f"{where}: {name!r} of {kind} {key!r} must be a string, got "
+                    f"{obj[name]!r}"
                 )
         if key in records:
             raise ValueError(
@@ -185,7 +188,8 @@ def _read_beir_qrels(
         fields = line.split("\t")
         if len(fields) != 3:
             raise ValueError(
-                f"{where}: expected 3 tab-separated fields (query-id, corpus-id, score), got {len(fields)}"
+                f"{where}: expected 3 tab-separated fields (query-id, corpus-id, "
+                f"score), got {len(fields)}"
             )
         qid, docid, score = fields
         if not qid or not docid:
@@ -228,7 +232,8 @@ def read_beir(folder: str | os.PathLike[str], split: str = "test") -> BeirData:
     plain, packed = root / "corpus.jsonl", root / "corpus.jsonl.gz"
     if plain.exists() and packed.exists():
         raise ValueError(
-            f"{root} holds both corpus.jsonl and corpus.jsonl.gz; keep one, the corpus is ambiguous"
+            f"{root} holds both corpus.jsonl and corpus.jsonl.gz; keep one, the "
+            "corpus is ambiguous"
         )
     if not plain.exists() and not packed.exists():
         raise FileNotFoundError(f"{root} has no corpus.jsonl or corpus.jsonl.gz")
@@ -306,12 +311,14 @@ def write_beir(
         if not isinstance(doc, Mapping) or set(doc) != {"title", "text"}:
             keys = sorted(doc) if isinstance(doc, Mapping) else type(doc).__name__
             raise ValueError(
-                f"document {docid!r} must be a mapping with exactly 'title' and 'text', got {keys}"
+                f"document {docid!r} must be a mapping with exactly 'title' and "
+                f"'text', got {keys}"
             )
         for name in ("title", "text"):
             if not isinstance(doc[name], str):
                 raise TypeError(
-                    f"{name!r} of document {docid!r} must be a str, got {type(doc[name]).__name__}"
+                    f"{name!r} of document {docid!r} must be a str, got "
+                    f"{type(doc[name]).__name__}"
                 )
         corpus_lines.append(
             json.dumps(
@@ -335,24 +342,26 @@ def write_beir(
         _mapping(judged, f"the qrels of query {qid!r}", "from document id to relevance")
         if not judged:
             raise ValueError(
-                f"qrels of query {qid!r} are empty; leave the query out of qrels instead"
+                f"qrels of query {qid!r} are empty; leave the query out of qrels "
+                "instead"
             )
         for docid, relevance in judged.items():
             _check_text_id(docid, f"a document id in the qrels of query {qid!r}")
             for value in (qid, docid):
                 if any(ch in value for ch in "\t\r\n"):
                     raise ValueError(
-                        f"id {value!r} contains a tab or line break, which a .tsv row cannot hold"
+                        f"id {value!r} contains a tab or line break, which a .tsv "
+                        "row cannot hold"
                     )
-            qrels_lines.append(
-                f"{qid}\t{docid}\t{_check_relevance(relevance, f'qrels[{qid!r}][{docid!r}]')}"
-            )
+            grade = _check_relevance(relevance, f"qrels[{qid!r}][{docid!r}]")
+            qrels_lines.append(f"{qid}\t{docid}\t{grade}")
 
     root = Path(folder)
     other = root / ("corpus.jsonl" if compress else "corpus.jsonl.gz")
     if other.exists():
         raise ValueError(
-            f"{root} already holds {other.name}; writing the other corpus file would make it ambiguous"
+            f"{root} already holds {other.name}; writing the other corpus file "
+            "would make it ambiguous"
         )
     (root / "qrels").mkdir(parents=True, exist_ok=True)
     corpus_text = "".join(line + "\n" for line in corpus_lines).encode("utf-8")
@@ -381,7 +390,8 @@ def _check_trec_id(value: object, what: str) -> str:
     text = _check_text_id(value, what)
     if any(ch.isspace() for ch in text):
         raise ValueError(
-            f"{what} {text!r} contains whitespace, which separates the fields of a TREC file"
+            f"{what} {text!r} contains whitespace, which separates the fields of "
+            "a TREC file"
         )
     return text
 
@@ -421,7 +431,8 @@ def read_trec_run(path: str | os.PathLike[str]) -> dict[str, list[tuple[str, flo
         scored = run.setdefault(qid, {})
         if docid in scored:
             raise ValueError(
-                f"{where}: document {docid!r} is repeated in the ranking of query {qid!r}"
+                f"{where}: document {docid!r} is repeated in the ranking of query "
+                f"{qid!r}"
             )
         scored[docid] = value
     if not run:
@@ -462,7 +473,8 @@ def write_trec_run(
         )
         if not ranking:
             raise ValueError(
-                f"the ranking of query {qid!r} is empty; leave the query out of the run instead"
+                f"the ranking of query {qid!r} is empty; leave the query out of "
+                "the run instead"
             )
         seen: set[str] = set()
         previous = math.inf
@@ -484,8 +496,10 @@ def write_trec_run(
                 )
             if score > previous:
                 raise ValueError(
-                    f"{where}: score {score!r} is above the score {previous!r} at rank {rank - 1}; "
-                    "a ranking is best first, and trec_eval orders by score, not by the rank column"
+                    f"{where}: score {score!r} is above the score {previous!r} at "
+                    f"rank {rank - 1}; "
+                    "a ranking is best first, and trec_eval orders by score, not "
+                    "by the rank column"
                 )
             seen.add(docid)
             previous = score
@@ -542,6 +556,7 @@ def write_trec_qrels(
         for docid, relevance in judged.items():
             _check_trec_id(docid, f"a document id of query {qid!r}")
             lines.append(
-                f"{qid} 0 {docid} {_check_relevance(relevance, f'qrels[{qid!r}][{docid!r}]')}"
+                f"{qid} 0 {docid} "
+                f"{_check_relevance(relevance, f'qrels[{qid!r}][{docid!r}]')}"
             )
     _write_lines(Path(path), lines)

@@ -72,7 +72,8 @@ def _pairs(ranking, name: str) -> list[tuple[int, float]]:
             or len(entry) != 2
         ):
             raise TypeError(
-                f"{name} must hold (chunk id, score) pairs, got {entry!r} at position {position}"
+                f"{name} must hold (chunk id, score) pairs, got {entry!r} at "
+                f"position {position}"
             )
     ids = _ids(entries, name)
     return [
@@ -143,7 +144,8 @@ class HybridRetriever:
         for position, retriever in enumerate(retrievers):
             if not callable(getattr(retriever, "search", None)):
                 raise TypeError(
-                    f"retrievers must have a search method; retriever {position} is {retriever!r}"
+                    f"retrievers must have a search method; retriever {position} "
+                    f"is {retriever!r}"
                 )
         c = validate.real(c, "the fusion constant c", minimum=0)
         self.retrievers, self.c, self.depth = retrievers, c, validate.k(depth, "depth")
@@ -182,7 +184,8 @@ def rerank(
     values = validate.finite_array(score(query, ids), "the second-stage scores")
     if values.shape != (len(ids),):
         raise ValueError(
-            f"the second-stage scorer returned {values.shape} scores for {len(ids)} candidates"
+            f"the second-stage scorer returned {values.shape} scores for "
+            f"{len(ids)} candidates"
         )
     return _ordered(dict(zip(ids, values.tolist())), k)
 

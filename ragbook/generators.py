@@ -137,7 +137,8 @@ class TrigramModel(LanguageModel):
             or checked.min() <= 0
         ):
             raise ValueError(
-                f"the interpolation weights must be three positive numbers that sum to 1, got {weights}"
+                "the interpolation weights must be three positive numbers that "
+                f"sum to 1, got {weights}"
             )
         self.weights = tuple(checked.tolist())
         self.unigrams: Counter = Counter()
@@ -199,7 +200,8 @@ class TrigramModel(LanguageModel):
             raise ValueError("no tokens")
         if min(probabilities) <= 0 or max(probabilities) > 1:
             raise ValueError(
-                f"probabilities must lie in (0, 1], got {min(probabilities)!r} to {max(probabilities)!r}"
+                f"probabilities must lie in (0, 1], got {min(probabilities)!r} to "
+                f"{max(probabilities)!r}"
             )
         return math.exp(sum(math.log(p) for p in probabilities) / len(probabilities))
 
@@ -216,7 +218,8 @@ class ConditionedModel(LanguageModel):
                 )
         if not 0 < validate.real(weight, "the weight of the chunks") < 1:
             raise ValueError(
-                f"the weight of the chunks must lie strictly between 0 and 1, got {weight}"
+                "the weight of the chunks must lie strictly between 0 and 1, got "
+                f"{weight}"
             )
         self.local, self.background, self.weight = local, background, weight
         self.vocabulary = sorted(set(local.vocabulary) | set(background.vocabulary))
@@ -284,7 +287,8 @@ class ChatClient:
         )
         if not self.base_url:
             raise ValueError(
-                "no base URL: pass base_url or set RAGBOOK_BASE_URL (e.g. http://127.0.0.1:8080/v1)"
+                "no base URL: pass base_url or set RAGBOOK_BASE_URL (e.g. "
+                "http://127.0.0.1:8080/v1)"
             )
         if not self.model:
             raise ValueError("no model name: pass model or set RAGBOOK_MODEL")
@@ -303,7 +307,10 @@ class ChatClient:
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "not set"
-        return f"ChatClient(base_url={self.base_url!r}, model={self.model!r}, api key {key})"
+        return (
+            f"ChatClient(base_url={self.base_url!r}, model={self.model!r}, api key "
+            f"{key})"
+        )
 
     def _request(self, body: bytes) -> urllib.request.Request:
         headers = {"Content-Type": "application/json"}
@@ -336,11 +343,13 @@ class ChatClient:
                 if not retryable:
                     detail = error.read()[:200].decode("utf-8", "replace")
                     raise ChatError(
-                        f"the server refused the request with HTTP {error.code}: {detail}"
+                        f"the server refused the request with HTTP {error.code}: "
+                        f"{detail}"
                     ) from None
                 if attempt == self.retries:
                     raise ChatError(
-                        f"HTTP {error.code} after {self.retries + 1} attempts; giving up"
+                        f"HTTP {error.code} after {self.retries + 1} attempts; "
+                        "giving up"
                     ) from None
                 wait = error.headers.get("Retry-After") if error.headers else None
                 time.sleep(
@@ -351,7 +360,8 @@ class ChatClient:
             except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
                 if attempt == self.retries:
                     raise ChatError(
-                        f"could not reach {self.base_url} after {self.retries + 1} attempts: {error}"
+                        f"could not reach {self.base_url} after "
+                        f"{self.retries + 1} attempts: {error}"
                     ) from None
                 time.sleep(self.backoff * 2**attempt)
         try:

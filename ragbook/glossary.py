@@ -9,7 +9,8 @@ day* closer to the question than the sentence about its orbit (chapter 14 measur
 both). A glossary supplies that piece of knowledge explicitly, the oldest form of query
 expansion: each glossed term of the question has its definition appended,
 
-    "How long is a year on Venus?"  ->  "How long is a year on Venus? (year: the time to orbit the Sun once)"
+    "How long is a year on Venus?"
+        ->  "How long is a year on Venus? (year: the time to orbit the Sun once)"
 
 and the rewritten text is what the retriever and the reader compare with the chunks. The
 prompt keeps the question as asked. Terms are matched after
@@ -42,7 +43,8 @@ class Glossary:
     def __init__(self, definitions: Mapping[str, str]):
         if not isinstance(definitions, Mapping):
             raise TypeError(
-                f"definitions must map terms to definitions, got {type(definitions).__name__}"
+                "definitions must map terms to definitions, got "
+                f"{type(definitions).__name__}"
             )
         if not definitions:
             raise ValueError("a glossary needs at least one definition")
@@ -50,7 +52,8 @@ class Glossary:
         for term, definition in definitions.items():
             if not isinstance(term, str) or analyze(term) != [term]:
                 raise ValueError(
-                    f"a glossary term must be one lowercase word that the analyzer keeps "
+                    "a glossary term must be one lowercase word that the "
+                    "analyzer keeps "
                     f"(not a stopword, no punctuation), got {term!r}"
                 )
             if not isinstance(definition, str) or not definition.strip():
@@ -75,7 +78,8 @@ class Glossary:
             ) from None
         if not isinstance(data, dict):
             raise ValueError(
-                f"the glossary {path} must hold one JSON object of term: definition pairs, "
+                f"the glossary {path} must hold one JSON object of term: "
+                "definition pairs, "
                 f"got a {type(data).__name__}"
             )
         try:

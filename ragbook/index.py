@@ -57,7 +57,8 @@ class InvertedIndex:
         for term in vocabulary:
             if not isinstance(term, str):
                 raise TypeError(
-                    f"token_lists must hold lists of str terms, got the term {term!r} of type {type(term).__name__}"
+                    "token_lists must hold lists of str terms, got the term "
+                    f"{term!r} of type {type(term).__name__}"
                 )
         terms = np.fromiter(
             map(vocabulary.__getitem__, chain.from_iterable(token_lists)),
@@ -123,7 +124,8 @@ class InvertedIndex:
         terms = self.analyzer(query)
         if not terms:
             raise ValueError(
-                f"the query {query!r} has no terms after analysis (only stopwords or punctuation)"
+                f"the query {query!r} has no terms after analysis (only stopwords "
+                "or punctuation)"
             )
         return terms
 

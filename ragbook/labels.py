@@ -90,7 +90,8 @@ def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
     validate.text(doc_id, "doc_id"), validate.text(text, "text")
     if doc_id not in documents:
         raise ValueError(
-            f"evidence names document {doc_id!r}, which is not in the corpus ({', '.join(documents)})"
+            f"evidence names document {doc_id!r}, which is not in the corpus "
+            f"({', '.join(documents)})"
         )
     if not text.strip():
         raise ValueError(f"an evidence span in {doc_id!r} is empty")
@@ -100,7 +101,8 @@ def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
         raise ValueError(f"span not found in {doc_id!r}: {text!r}")
     if haystack.find(text, start + 1) >= 0:
         raise ValueError(
-            f"span occurs more than once in {doc_id!r}; lengthen it to make it unique: {text!r}"
+            f"span occurs more than once in {doc_id!r}; lengthen it to make it "
+            f"unique: {text!r}"
         )
     return Span(doc_id, start, start + len(text), text)
 
@@ -119,7 +121,8 @@ def parse_questions(
     ):
         if not isinstance(record, Mapping):
             raise TypeError(
-                f"question {number} must be a record (a dict), got {type(record).__name__}"
+                f"question {number} must be a record (a dict), got "
+                f"{type(record).__name__}"
             )
         missing = [
             key
@@ -128,7 +131,8 @@ def parse_questions(
         ]
         if missing:
             raise ValueError(
-                f"question {number} ({record.get('id', 'no id')}) lacks {', '.join(missing)}"
+                f"question {number} ({record.get('id', 'no id')}) lacks "
+                f"{', '.join(missing)}"
             )
         qid = record["id"]
         if qid in seen:
@@ -138,7 +142,8 @@ def parse_questions(
             validate.text(record[key], f"question {number}'s {key}")
         if record["style"] not in STYLES:
             raise ValueError(
-                f"question {qid!r}: style must be one of {STYLES}, got {record['style']!r}"
+                f"question {qid!r}: style must be one of {STYLES}, got "
+                f"{record['style']!r}"
             )
         pieces = []
         for piece in validate.sequence(

@@ -56,7 +56,8 @@ class LSA:
         self.terms = sorted(t for t, n in df.items() if n >= min_df)
         if not self.terms:
             raise ValueError(
-                f"no term occurs in at least {min_df} chunks; LSA has nothing to factorise"
+                f"no term occurs in at least {min_df} chunks; LSA has nothing to "
+                "factorise"
             )
         self.columns = {t: j for j, t in enumerate(self.terms)}
         self.idf = smoothed_idf(np.array([df[t] for t in self.terms]), len(token_lists))
@@ -66,7 +67,8 @@ class LSA:
         self.rank = int(np.sum(s > tolerance))
         if not 1 <= validate.whole(dimensions, "dimensions") <= self.rank:
             raise ValueError(
-                f"dimensions must be between 1 and the rank of the tf-idf matrix ({self.rank}), got {dimensions!r}"
+                "dimensions must be between 1 and the rank of the tf-idf matrix "
+                f"({self.rank}), got {dimensions!r}"
             )
         self.dimensions = int(dimensions)
         self.all_singular_values = s
@@ -106,7 +108,8 @@ class LSA:
         empty = np.flatnonzero(norms[:, 0] == 0)
         if empty.size:
             raise ValueError(
-                f"text {empty[0]} ({texts[empty[0]]!r}) shares no term with the fitted vocabulary, "
+                f"text {empty[0]} ({texts[empty[0]]!r}) shares no term with the "
+                "fitted vocabulary, "
                 "so it has no direction in the LSA space"
             )
         return (vectors / norms).astype(np.float32)
@@ -125,7 +128,8 @@ class LSA:
         n = validate.count(n, "n")
         if term not in self.columns:
             raise ValueError(
-                f"{term!r} is not in the LSA vocabulary (terms found in at least two chunks)"
+                f"{term!r} is not in the LSA vocabulary (terms found in at least "
+                "two chunks)"
             )
         vectors = self.term_vectors
         unit = vectors / np.maximum(

@@ -54,7 +54,8 @@ def _check_ranking(ranking: Sequence[int]) -> list[int]:
     """The ranking as a list of ints; raises for anything but ints, and for repeats."""
     if isinstance(ranking, (str, bytes)) or not isinstance(ranking, Iterable):
         raise TypeError(
-            f"a ranking must be a sequence of chunk ids (ints), got {type(ranking).__name__}"
+            "a ranking must be a sequence of chunk ids (ints), got "
+            f"{type(ranking).__name__}"
         )
     ids = list(ranking)
     seen: set[int] = set()
@@ -67,7 +68,8 @@ def _check_ranking(ranking: Sequence[int]) -> list[int]:
             )
         if chunk_id in seen:
             raise ValueError(
-                f"chunk {chunk_id} is repeated in the ranking (rank {rank}); a ranking lists each chunk once"
+                f"chunk {chunk_id} is repeated in the ranking (rank {rank}); a "
+                "ranking lists each chunk once"
             )
         seen.add(chunk_id)
     return [int(c) for c in ids]
@@ -80,7 +82,8 @@ def _check_relevant(
         relevant, Iterable
     ):
         raise TypeError(
-            f"{what} must be a set of chunk ids, got {type(relevant).__name__} {relevant!r}"
+            f"{what} must be a set of chunk ids, got {type(relevant).__name__} "
+            f"{relevant!r}"
         )
     return frozenset(validate.ids(relevant, what, "chunk ids (ints)"))
 
@@ -94,15 +97,18 @@ def _check_gains(gains: Mapping[int, float]) -> dict[int, float]:
     for chunk_id, gain in gains.items():
         if isinstance(gain, (bool, np.bool_)) or not isinstance(gain, numbers.Real):
             raise TypeError(
-                f"the gain of chunk {chunk_id!r} is {gain!r}; gains must be finite numbers >= 0"
+                f"the gain of chunk {chunk_id!r} is {gain!r}; gains must be "
+                "finite numbers >= 0"
             )
         if not math.isfinite(gain):
             raise ValueError(
-                f"the gain of chunk {chunk_id!r} is {gain!r}; gains must be finite numbers >= 0"
+                f"the gain of chunk {chunk_id!r} is {gain!r}; gains must be "
+                "finite numbers >= 0"
             )
         if gain < 0:
             raise ValueError(
-                f"the gain of chunk {chunk_id!r} is {gain!r}; gains must be >= 0 (0 means not relevant)"
+                f"the gain of chunk {chunk_id!r} is {gain!r}; gains must be >= 0 "
+                "(0 means not relevant)"
             )
         checked[chunk_id] = float(gain)
     return checked
@@ -125,13 +131,15 @@ def recall_at_k(
     top = set(_check_ranking(ranking)[:k])
     if isinstance(pieces, (str, bytes)) or not isinstance(pieces, Iterable):
         raise TypeError(
-            f"pieces must be a sequence of sets of chunk ids, got {type(pieces).__name__}"
+            "pieces must be a sequence of sets of chunk ids, got "
+            f"{type(pieces).__name__}"
         )
     sets = []
     for number, piece in enumerate(pieces, start=1):
         if isinstance(piece, numbers.Number):
             raise TypeError(
-                f"piece {number} is {piece!r}, not a set of chunk ids; pieces holds one set per piece of evidence "
+                f"piece {number} is {piece!r}, not a set of chunk ids; pieces "
+                "holds one set per piece of evidence "
                 "(for a single set of relevant chunks use recall_of_documents_at_k)"
             )
         sets.append(_check_relevant(piece, f"piece {number}"))
@@ -156,7 +164,8 @@ def recall_of_documents_at_k(
     relevant = _check_relevant(relevant)
     if not relevant:
         raise ValueError(
-            "relevant is empty: recall needs at least one relevant chunk; skip the question"
+            "relevant is empty: recall needs at least one relevant chunk; skip "
+            "the question"
         )
     return len(relevant.intersection(top)) / len(relevant)
 
@@ -197,7 +206,8 @@ def mean_reciprocal_rank(
     relevants = validate.sequence(relevants, "relevants", "sets of chunk ids")
     if len(rankings) != len(relevants):
         raise ValueError(
-            f"got {len(rankings)} rankings but {len(relevants)} relevant sets; they pair by position"
+            f"got {len(rankings)} rankings but {len(relevants)} relevant sets; "
+            "they pair by position"
         )
     if not rankings:
         raise ValueError(
@@ -247,7 +257,8 @@ def _check_values(values: Sequence[float], what: str = "values") -> np.ndarray:
     array = validate.finite_array(values, what)
     if array.ndim != 1:
         raise ValueError(
-            f"{what} must be a flat sequence of numbers, one per question; got shape {array.shape}"
+            f"{what} must be a flat sequence of numbers, one per question; got "
+            f"shape {array.shape}"
         )
     if array.size == 0:
         raise ValueError(f"{what} is empty: a bootstrap needs at least one question")
@@ -258,7 +269,8 @@ def _check_bootstrap(confidence: float, resamples: int) -> None:
     validate.real(confidence, "confidence (0.95 for a 95% interval)")
     if not 0 < confidence < 1:
         raise ValueError(
-            f"confidence must lie strictly between 0 and 1 (0.95 for a 95% interval), got {confidence!r}"
+            "confidence must lie strictly between 0 and 1 (0.95 for a 95% "
+            f"interval), got {confidence!r}"
         )
     validate.k(resamples, "resamples")
 
@@ -277,7 +289,8 @@ def _resampled(
     results = np.array([float(statistic(values[row])) for row in draws])
     if not np.all(np.isfinite(results)):
         raise ValueError(
-            "the statistic returned a value that is not a finite number on some resample"
+            "the statistic returned a value that is not a finite number on some "
+            "resample"
         )
     return results
 
@@ -349,7 +362,8 @@ def paired_bootstrap(
     a, b = _check_values(values_a, "values_a"), _check_values(values_b, "values_b")
     if a.size != b.size:
         raise ValueError(
-            f"values_a has {a.size} questions but values_b has {b.size}; a paired comparison needs the same questions"
+            f"values_a has {a.size} questions but values_b has {b.size}; a paired "
+            "comparison needs the same questions"
         )
     differences = a - b
     results = _resampled(differences, np.mean, resamples, _check_seed(seed))
@@ -425,7 +439,8 @@ class RetrievalReport:
                 f"{metric:<10} {self.mean(metric):>6.3f}  [{low:.3f}, {high:.3f}]"
             )
         rows.append(
-            f"{len(self.question_ids)} answerable questions, {self.skipped} unanswerable skipped, depth {self.depth}"
+            f"{len(self.question_ids)} answerable questions, {self.skipped} "
+            f"unanswerable skipped, depth {self.depth}"
         )
         return "\n".join(rows)
 
@@ -456,8 +471,10 @@ def _check_chunks(chunks: Sequence) -> None:
         chunk_id = getattr(chunk, "id", position)
         if chunk_id != position:
             raise ValueError(
-                f"chunks[{position}] has id {chunk_id!r}; chunk ids must be their positions in the list "
-                "(as every ragbook chunker numbers them), since relevance is computed by position"
+                f"chunks[{position}] has id {chunk_id!r}; chunk ids must be their "
+                "positions in the list "
+                "(as every ragbook chunker numbers them), since relevance is "
+                "computed by position"
             )
 
 
@@ -467,7 +484,8 @@ def _check_results(
     where = f"search for question {question.id!r}"
     if isinstance(results, (str, bytes)) or not isinstance(results, Iterable):
         raise TypeError(
-            f"{where} must return a list of hits (or (chunk id, score) pairs), got {type(results).__name__}"
+            f"{where} must return a list of hits (or (chunk id, score) pairs), "
+            f"got {type(results).__name__}"
         )
     results = [
         (entry.chunk_id, entry.score) if isinstance(entry, Hit) else entry
@@ -475,7 +493,8 @@ def _check_results(
     ]
     if len(results) > k:
         raise ValueError(
-            f"{where} returned {len(results)} results for k = {k}; it must return at most k"
+            f"{where} returned {len(results)} results for k = {k}; it must return "
+            "at most k"
         )
     checked, seen, previous = [], set(), math.inf
     for rank, entry in enumerate(results, start=1):
@@ -485,7 +504,8 @@ def _check_results(
             or len(entry) != 2
         ):
             raise ValueError(
-                f"{where}, rank {rank}: expected a hit or a (chunk id, score) pair, got {entry!r}"
+                f"{where}, rank {rank}: expected a hit or a (chunk id, score) "
+                f"pair, got {entry!r}"
             )
         chunk_id, score = entry
         if (
@@ -494,7 +514,8 @@ def _check_results(
             or not 0 <= chunk_id < n_chunks
         ):
             raise ValueError(
-                f"{where}, rank {rank}: chunk id {chunk_id!r} is not a position in the {n_chunks} chunks"
+                f"{where}, rank {rank}: chunk id {chunk_id!r} is not a position "
+                f"in the {n_chunks} chunks"
             )
         if (
             isinstance(score, bool)
@@ -506,11 +527,13 @@ def _check_results(
             )
         if chunk_id in seen:
             raise ValueError(
-                f"{where}, rank {rank}: chunk {chunk_id} is repeated; a ranking lists each chunk once"
+                f"{where}, rank {rank}: chunk {chunk_id} is repeated; a ranking "
+                "lists each chunk once"
             )
         if score > previous:
             raise ValueError(
-                f"{where}, rank {rank}: score {score!r} is above the score {previous!r} before it; results are best first"
+                f"{where}, rank {rank}: score {score!r} is above the score "
+                f"{previous!r} before it; results are best first"
             )
         seen.add(chunk_id)
         previous = score
@@ -538,7 +561,8 @@ def evaluate_retrieval(
     """
     if isinstance(ks, numbers.Integral):
         raise TypeError(
-            f"ks must be a sequence of cutoffs such as (1, 3, 5, 10), got the single number {ks!r}"
+            "ks must be a sequence of cutoffs such as (1, 3, 5, 10), got the "
+            f"single number {ks!r}"
         )
     ks = tuple(
         sorted(
@@ -555,7 +579,8 @@ def evaluate_retrieval(
     depth = validate.k(depth)
     if depth < ks[-1]:
         raise ValueError(
-            f"depth ({depth}) must be at least the largest k ({ks[-1]}), or recall@{ks[-1]} is not measured"
+            f"depth ({depth}) must be at least the largest k ({ks[-1]}), or "
+            f"recall@{ks[-1]} is not measured"
         )
     _check_chunks(chunks)
     if not callable(search):
@@ -566,7 +591,8 @@ def evaluate_retrieval(
     for position, question in enumerate(questions):
         if not isinstance(question, Question):
             raise TypeError(
-                f"questions must hold Question objects, got {type(question).__name__} at position {position}"
+                "questions must hold Question objects, got "
+                f"{type(question).__name__} at position {position}"
             )
     ids = [q.id for q in questions]
     if len(set(ids)) != len(ids):

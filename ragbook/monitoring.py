@@ -23,7 +23,8 @@ __all__ = ["instruction_like", "log_entry", "alerts", "DEFAULT_LIMITS"]
 
 _INSTRUCTION = re.compile(
     r"ignore (all |any )?(the )?(previous|prior|above|earlier) (instructions|rules)"
-    r"|disregard (all |any )?(the )?(previous|prior|above|earlier|your) (instructions|rules)"
+    r"|disregard (all |any )?(the )?(previous|prior|above|earlier|your) "
+    r"(instructions|rules)"
     r"|(tell|inform) the (customer|user)"
     r"|system prompt"
     r"|</?source\b",
@@ -98,9 +99,11 @@ def log_entry(
 
 
 DEFAULT_LIMITS = {
-    "abstention_rate": 0.3,  # more abstentions than usual: retrieval or the index may have broken
+    # more abstentions than usual: retrieval or the index may have broken
+    "abstention_rate": 0.3,
     "failed_claims_rate": 0.1,  # answers with a claim that fails the grounding checks
-    "low_score_rate": 0.3,  # questions whose best retrieval score is below min_top_score
+    # questions whose best retrieval score is below min_top_score
+    "low_score_rate": 0.3,
     "min_top_score": 1.0,  # for BM25 scores; a cosine retriever needs its own value
     "max_prompt_tokens": 4000,  # cost: the largest prompt allowed before an alert
 }
@@ -152,11 +155,13 @@ def alerts(
     for key, rate in rates.items():
         if rate > limits[key]:
             messages.append(
-                f"{key.replace('_', ' ')} {rate:.2f} is above its limit {limits[key]:.2f}"
+                f"{key.replace('_', ' ')} {rate:.2f} is above its limit "
+                f"{limits[key]:.2f}"
             )
     biggest = max(e["prompt_tokens"] for e in entries)
     if biggest > limits["max_prompt_tokens"]:
         messages.append(
-            f"a prompt took {biggest} tokens, above the limit {int(limits['max_prompt_tokens'])}"
+            f"a prompt took {biggest} tokens, above the limit "
+            f"{int(limits['max_prompt_tokens'])}"
         )
     return messages

@@ -81,14 +81,16 @@ def _metadata_lines(text: str, name: str) -> tuple[dict[str, str], str]:
             break
         if line.lstrip().startswith("#"):
             raise ValueError(
-                f"document {name!r}: the metadata block must be followed by a blank line "
+                f"document {name!r}: the metadata block must be followed by a "
+                "blank line "
                 f"before the title (line {number})"
             )
         key, colon, value = line.partition(":")
         key = key.strip().lower()
         if not colon or not key:
             raise ValueError(
-                f"document {name!r}, line {number}: expected 'key: value' in the metadata block, "
+                f"document {name!r}, line {number}: expected 'key: value' in the "
+                "metadata block, "
                 f"got {line.strip()!r}"
             )
         if key not in _KEYS:

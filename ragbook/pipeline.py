@@ -310,7 +310,8 @@ class RAGPipeline:
             )
         if retriever not in RETRIEVERS:
             raise ValueError(
-                f"unknown retriever {retriever!r}; choose one of {', '.join(RETRIEVERS)}"
+                f"unknown retriever {retriever!r}; choose one of "
+                f"{', '.join(RETRIEVERS)}"
             )
         if reader not in READERS:
             raise ValueError(
@@ -449,7 +450,8 @@ def _chunks(chunks: Sequence[Chunk]) -> list[Chunk]:
     for position, chunk in enumerate(chunks):
         if not isinstance(chunk, Chunk):
             raise TypeError(
-                f"chunks must hold Chunk objects, got {type(chunk).__name__} at position {position}"
+                f"chunks must hold Chunk objects, got {type(chunk).__name__} at "
+                f"position {position}"
             )
     return chunks
 

@@ -4,8 +4,8 @@ The retriever gives each of the top k chunks z a probability p(z | x), a softmax
 retrieval scores at a temperature tau. With a_{z,i} = p(y_i | x, z, y_<i) the
 generator's probability of answer token i given z:
 
-    RAG-Sequence:  p(y | x) = sum_z p(z | x) prod_i a_{z,i}        (one chunk for the whole answer)
-    RAG-Token:     p(y | x) = prod_i sum_z p(z | x) a_{z,i}        (a chunk per token)
+    RAG-Sequence:  p(y | x) = sum_z p(z | x) prod_i a_{z,i}   (one chunk for the answer)
+    RAG-Token:     p(y | x) = prod_i sum_z p(z | x) a_{z,i}   (a chunk per token)
 
 Written as a product of ratios, RAG-Sequence's i-th factor is sum_z w_{z,i} a_{z,i},
 where the weights w_{z,i} are p(z | x) updated by Bayes' rule on the tokens before i;
@@ -48,7 +48,8 @@ def _check(chunk_probabilities, token_probabilities) -> tuple[np.ndarray, np.nda
         )
     if a.shape[0] != p.size:
         raise ValueError(
-            f"token probabilities need one row per chunk: {p.size} chunks, {a.shape[0]} rows"
+            f"token probabilities need one row per chunk: {p.size} chunks, "
+            f"{a.shape[0]} rows"
         )
     if a.shape[1] == 0:
         raise ValueError("the answer has no tokens")

@@ -128,7 +128,8 @@ class ExtractiveGenerator(SentenceReader):
         default_idf = validate.real(default_idf, "default_idf", minimum=0)
         if not callable(idf) and not isinstance(idf, Mapping):
             raise TypeError(
-                f"idf must be a function or a mapping from term to idf, got {type(idf).__name__}"
+                "idf must be a function or a mapping from term to idf, got "
+                f"{type(idf).__name__}"
             )
         self._idf = idf if callable(idf) else (lambda term: idf.get(term, default_idf))
         self.abstain_below = abstain_below
@@ -204,7 +205,8 @@ class SemanticExtractiveGenerator(SentenceReader):
             )
         if rewrite is not None and not callable(rewrite):
             raise TypeError(
-                f"rewrite must be a function from a question to a query, or None, got {rewrite!r}"
+                "rewrite must be a function from a question to a query, or None, "
+                f"got {rewrite!r}"
             )
         self.encoder = encoder
         self.abstain_below = abstain_below

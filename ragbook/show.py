@@ -31,7 +31,8 @@ __all__ = [
     "show_source",
 ]
 
-GLUE_PREFIX = "application/papermill.record/"  # myst-nb's prefix for glued values that are not displayed
+# myst-nb's prefix for glued values that are not displayed
+GLUE_PREFIX = "application/papermill.record/"
 
 
 class SourceListing:
@@ -43,7 +44,10 @@ class SourceListing:
         self.origin = origin
 
     def _repr_markdown_(self) -> str:
-        return f"```python\n{self.source}```\n\n<small>Defined in <code>{self.origin}</code></small>\n"
+        return (
+            f"```python\n{self.source}```\n\n<small>Defined in "
+            f"<code>{self.origin}</code></small>\n"
+        )
 
     def __repr__(self) -> str:
         return f"# {self.origin}\n{self.source}"
@@ -61,7 +65,8 @@ def show_source(obj: object) -> SourceListing:
     name = getattr(module, "__name__", "")
     if not (name == "ragbook" or name.startswith("ragbook.")):
         raise ValueError(
-            f"show_source shows ragbook's own code; {obj!r} comes from module {name or 'unknown'!r}"
+            f"show_source shows ragbook's own code; {obj!r} comes from module "
+            f"{name or 'unknown'!r}"
         )
     try:
         source = inspect.getsource(obj)
@@ -105,15 +110,18 @@ def rounded(value: object, decimals: int | None = None) -> int | float:
         return int(value)
     if not isinstance(value, numbers.Real):
         raise TypeError(
-            f"a glued number must be an int or a float, got {type(value).__name__} {value!r}"
+            "a glued number must be an int or a float, got "
+            f"{type(value).__name__} {value!r}"
         )
     number = float(value)
     if not math.isfinite(number):
         raise ValueError(f"a glued number must be finite, got {number!r}")
     if decimals is None:
         raise TypeError(
-            f"the float {number!r} must be rounded before it is glued: pass decimals=N, the number of "
-            "decimals the prose shows (its repr differs in the last digits between machines)"
+            f"the float {number!r} must be rounded before it is glued: pass "
+            "decimals=N, the number of "
+            "decimals the prose shows (its repr differs in the last digits "
+            "between machines)"
         )
     number = round(number, int(decimals))
     return 0.0 if number == 0 else number
@@ -122,7 +130,8 @@ def rounded(value: object, decimals: int | None = None) -> int | float:
 def _store(name: str, value: object, decimals: int | None) -> None:
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
-            f"a glue name must be a Python identifier (letters, digits, _), got {name!r}"
+            "a glue name must be a Python identifier (letters, digits, _), got "
+            f"{name!r}"
         )
     from IPython.display import (
         display,
@@ -153,7 +162,8 @@ def glue_text(name: str, text: str) -> None:
     it."""
     if not isinstance(text, str):
         raise TypeError(
-            f"glue_text glues a str; got {type(text).__name__} {text!r} (numbers go through glue_number)"
+            f"glue_text glues a str; got {type(text).__name__} {text!r} (numbers "
+            "go through glue_number)"
         )
     _store(name, text, None)
 

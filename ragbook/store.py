@@ -77,8 +77,7 @@ class DocumentStore:
         self.rebuild_seconds = 0.0
         self.history: list[tuple[str, str, int]] = []
 
-    # -- reading
-    # ------------------------------------------------------------------------------------
+    # -- reading -----------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self._current)
 
@@ -105,8 +104,7 @@ class DocumentStore:
         """Ids of the current chunks ``user`` may read."""
         return allowed_chunks(self.chunks, self.meta, user)
 
-    # -- changes
-    # ------------------------------------------------------------------------------------
+    # -- changes -----------------------------------------------------------------------
     def add(self, documents: OrgDocument | Iterable[OrgDocument]) -> None:
         """Add new documents (one rebuild for all of them); an id already in the store
         is an error."""
@@ -118,17 +116,20 @@ class DocumentStore:
             batch = list(documents)
         else:
             raise TypeError(
-                f"the store keeps OrgDocument objects (metadata and text), got {type(documents).__name__}"
+                "the store keeps OrgDocument objects (metadata and text), got "
+                f"{type(documents).__name__}"
             )
         ids = [self._checked(d).id for d in batch]
         if len(set(ids)) != len(ids):
             raise ValueError(
-                "the batch holds two documents with the same id; add the first, then replace it"
+                "the batch holds two documents with the same id; add the first, "
+                "then replace it"
             )
         for doc_id in ids:
             if doc_id in self._current:
                 raise ValueError(
-                    f"the store already holds {doc_id!r} (version {self._current[doc_id].meta.version}); "
+                    f"the store already holds {doc_id!r} (version "
+                    f"{self._current[doc_id].meta.version}); "
                     "use replace to store a new version"
                 )
         for d in batch:
@@ -146,7 +147,8 @@ class DocumentStore:
             )
         if document.meta.version <= old.meta.version:
             raise ValueError(
-                f"version {document.meta.version} of {document.id!r} does not supersede the stored "
+                f"version {document.meta.version} of {document.id!r} does not "
+                "supersede the stored "
                 f"version {old.meta.version}; a replacement needs a higher version"
             )
         self._store(document, "replace")
@@ -165,7 +167,8 @@ class DocumentStore:
     def _checked(document: OrgDocument) -> OrgDocument:
         if not isinstance(document, OrgDocument):
             raise TypeError(
-                f"the store keeps OrgDocument objects (metadata and text), got {type(document).__name__}"
+                "the store keeps OrgDocument objects (metadata and text), got "
+                f"{type(document).__name__}"
             )
         return document
 
@@ -186,8 +189,7 @@ class DocumentStore:
         self.rebuilds += 1
         self.rebuild_seconds = time.perf_counter() - start
 
-    # -- searching
-    # ----------------------------------------------------------------------------------
+    # -- searching ---------------------------------------------------------------------
     def search(
         self, query: str, k: int = 10, allowed: Iterable[int] | None = None
     ) -> list[Hit]:

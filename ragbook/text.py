@@ -40,13 +40,14 @@ __all__ = [
 # ("orbits", "comes") are kept: "Mars has two small moons" must still say how many.
 STOPWORDS: frozenset[str] = frozenset(
     """
-    a about above after again against all also am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had has
-    have having he her here hers herself him himself his how i if in into is it its itself just me more
-    most my myself no nor not now of off on once only or other our ours ourselves out over own same she
-    should so some such than that the their theirs them themselves then there these they this those
-    through to too under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves
+    a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his
+    how i if in into is it its itself just me more most my myself no nor not now of off
+    on once only or other our ours ourselves out over own same she should so some such
+    than that the their theirs them themselves then there these they this those through
+    to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself yourselves
     """.split()
 )
 
@@ -54,8 +55,8 @@ STOPWORDS: frozenset[str] = frozenset(
 # the stop).
 ABBREVIATIONS: frozenset[str] = frozenset(
     """
-    mr mrs ms dr prof sr jr st mt vs etc e.g i.e approx ca cf al fig vol jan feb apr jun jul
-    aug sep sept oct nov dec
+    mr mrs ms dr prof sr jr st mt vs etc e.g i.e approx ca cf al fig vol jan feb apr jun
+    jul aug sep sept oct nov dec
     """.split()
 )
 
@@ -80,9 +81,9 @@ _QUOTES_AND_DASHES = str.maketrans(
 
 _TOKEN = re.compile(
     r"""
-      \d+(?:,\d{3})+(?:\.\d+)?(?![\d,])   # a number with thousands separators: 4,879 or 384,400.5
+      \d+(?:,\d{3})+(?:\.\d+)?(?![\d,])   # thousands separators: 4,879 or 384,400.5
     | \d+(?:[.:]\d+)+                     # a decimal or a ratio: 224.7, 87.969, 3:2
-    | [^\W_]+(?:'[^\W_]+)*                # a word (letters and digits), with inner apostrophes
+    | [^\W_]+(?:'[^\W_]+)*                # a word (letters, digits), inner apostrophes
     """,
     re.VERBOSE,
 )
@@ -178,7 +179,10 @@ class Analyzer:
         return [t if t[0].isdigit() else stem(t) for t in terms]
 
     def __repr__(self) -> str:
-        return f"Analyzer(stopwords={len(self.stopwords)} words, stemmer={self.stemmer_name!r})"
+        return (
+            f"Analyzer(stopwords={len(self.stopwords)} words, "
+            f"stemmer={self.stemmer_name!r})"
+        )
 
 
 @dataclass(frozen=True)
@@ -265,7 +269,8 @@ def contains_phrase(text: str, phrase: str) -> bool:
     needle = tokenize(phrase)
     if not needle:
         raise ValueError(
-            f"contains_phrase needs a phrase with at least one word or number, got {phrase!r}"
+            "contains_phrase needs a phrase with at least one word or number, "
+            f"got {phrase!r}"
         )
     hay = tokenize(text)
     n = len(needle)

@@ -1,6 +1,7 @@
 """tf-idf vectors and cosine scores (chapter 5).
 
-    w(t, d) = tf(t, d) * idf(t),   tf = f (raw) or 1 + ln f (sublinear),   idf(t) = ln((1 + N) / (1 + n_t)) + 1
+    w(t, d) = tf(t, d) * idf(t),
+    tf = f (raw) or 1 + ln f (sublinear),   idf(t) = ln((1 + N) / (1 + n_t)) + 1
 
 The idf is scikit-learn's smoothed form: the added ones act as if one extra chunk
 contained every term, so no idf divides by zero, and the final + 1 keeps a term found in
@@ -41,7 +42,8 @@ class TfIdf:
     ):
         if not isinstance(index, InvertedIndex):
             raise TypeError(
-                f"index must be an InvertedIndex (use TfIdf.from_texts for texts), got {type(index).__name__}"
+                "index must be an InvertedIndex (use TfIdf.from_texts for "
+                f"texts), got {type(index).__name__}"
             )
         self.index = index
         self.sublinear, self.cosine = (

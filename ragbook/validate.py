@@ -185,7 +185,8 @@ def finite_array(
     array = raw if dtype is None else raw.astype(dtype, copy=False)
     if ndim is not None and array.ndim != ndim:
         raise ValueError(
-            f"{name} must have {ndim} dimension{'s' if ndim != 1 else ''}, got shape {array.shape}"
+            f"{name} must have {ndim} dimension{'s' if ndim != 1 else ''}, got "
+            f"shape {array.shape}"
         )
     if not allow_empty and array.size == 0:
         raise ValueError(f"{name} is empty; it needs at least one number")
@@ -196,7 +197,8 @@ def finite_array(
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         position = where[0] if len(where) == 1 else where
         raise ValueError(
-            f"{name} must be finite numbers (no nan or inf), got {array[where]!r} at position {position}"
+            f"{name} must be finite numbers (no nan or inf), got {array[where]!r} "
+            f"at position {position}"
         )
     return array
 
@@ -236,11 +238,13 @@ def sequence(value: object, name: str, what: str = "items") -> list:
     characters)."""
     if isinstance(value, (str, bytes)):
         raise TypeError(
-            f"{name} must be a sequence of {what}, got a single string {_short(value)}; wrap it in a list"
+            f"{name} must be a sequence of {what}, got a single string "
+            f"{_short(value)}; wrap it in a list"
         )
     if value is None or not isinstance(value, Iterable):
         raise TypeError(
-            f"{name} must be a sequence of {what}, got {_short(value)} of type {_type_name(value)}"
+            f"{name} must be a sequence of {what}, got {_short(value)} of type "
+            f"{_type_name(value)}"
         )
     return list(value)
 
@@ -254,7 +258,8 @@ def ids(value: object, name: str, what: str = "chunk ids (ints)") -> list[int]:
     for position, item in enumerate(items):
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
             raise TypeError(
-                f"{name} must hold {what}, got {_short(item)} of type {_type_name(item)} at position {position}"
+                f"{name} must hold {what}, got {_short(item)} of type "
+                f"{_type_name(item)} at position {position}"
             )
     return [int(item) for item in items]
 
@@ -266,7 +271,8 @@ def texts(value: object, name: str = "texts", allow_empty: bool = True) -> list[
     for position, item in enumerate(items):
         if not isinstance(item, str):
             raise TypeError(
-                f"{name} must hold only str, got {_short(item)} of type {_type_name(item)} at position {position}"
+                f"{name} must hold only str, got {_short(item)} of type "
+                f"{_type_name(item)} at position {position}"
             )
     if not allow_empty and not items:
         raise ValueError(f"{name} is empty; it needs at least one text")
@@ -284,7 +290,8 @@ def token_lists(value: object, name: str = "token_lists") -> list:
     for position, row in enumerate(rows):
         if isinstance(row, (str, bytes)):
             raise TypeError(
-                f"{name} must hold lists of terms, not strings ({_short(row)} at position {position})"
+                f"{name} must hold lists of terms, not strings ({_short(row)} at "
+                f"position {position})"
             )
         if not isinstance(row, (list, tuple)):
             rows[position] = sequence(row, f"{name}[{position}]", "terms")
@@ -321,7 +328,8 @@ def query(value: object, name: str = "query", terms: bool = True) -> str | list[
     for position, item in enumerate(items):
         if not isinstance(item, str):
             raise TypeError(
-                f"{name} must be {allowed}; term {position} is {_short(item)} of type {_type_name(item)}"
+                f"{name} must be {allowed}; term {position} is {_short(item)} of "
+                f"type {_type_name(item)}"
             )
     return items
 
@@ -335,7 +343,8 @@ def non_empty_corpus(
         raise ValueError(f"cannot index an empty collection: {name} has no chunks")
     if not any(len(tokens) for tokens in token_lists):
         raise ValueError(
-            f"cannot index {name}: all {len(token_lists)} chunks are empty after analysis "
+            f"cannot index {name}: all {len(token_lists)} chunks are empty after "
+            "analysis "
             "(only stopwords, punctuation or whitespace)"
         )
 

@@ -7,7 +7,8 @@ per query for N vectors of r dimensions. An IVF index partitions the vectors int
 lists by spherical k-means; a query is compared with the L centroids, and only the
 vectors of the p closest lists are scanned:
 
-    cost(L) = L + p N / L   dot products,  smallest at L = sqrt(p N), where it is 2 sqrt(p N).
+    cost(L) = L + p N / L   dot products,
+    smallest at L = sqrt(p N), where it is 2 sqrt(p N).
 
 Rankings follow the same rules as the sparse retrievers: score descending, ties by id
 ascending.
@@ -65,7 +66,8 @@ def unit_rows(vectors: np.ndarray, dtype=np.float32) -> np.ndarray:
         )
     if matrix.shape[0] == 0 or matrix.shape[1] == 0:
         raise ValueError(
-            f"expected at least one vector of at least one dimension, got shape {matrix.shape}"
+            "expected at least one vector of at least one dimension, got shape "
+            f"{matrix.shape}"
         )
     return _unit(matrix, dtype)
 
@@ -77,7 +79,8 @@ def _unit(matrix: np.ndarray, dtype=np.float32) -> np.ndarray:
     if not norms.all():
         zero = np.flatnonzero(norms == 0)
         raise ValueError(
-            f"row {zero[0]} is a zero vector, which has no direction; {zero.size} zero rows in all"
+            f"row {zero[0]} is a zero vector, which has no direction; {zero.size} "
+            "zero rows in all"
         )
     return (matrix / norms[:, None]).astype(dtype)
 
@@ -108,7 +111,8 @@ def _queries(queries: np.ndarray, dimension: int) -> np.ndarray:
         q = q[None, :]
     if q.ndim != 2 or q.shape[1] != dimension:
         raise ValueError(
-            f"queries must have {dimension} dimensions like the indexed vectors, got shape {np.shape(queries)}"
+            f"queries must have {dimension} dimensions like the indexed vectors, "
+            f"got shape {np.shape(queries)}"
         )
     return _unit(q.astype(np.float64))
 
@@ -280,7 +284,8 @@ class ExactIndex:
         q = _queries(query, self.dimension)
         if q.shape[0] != 1:
             raise ValueError(
-                f"search_one takes one query vector, got {q.shape[0]}; use search_batch for a batch"
+                f"search_one takes one query vector, got {q.shape[0]}; use "
+                "search_batch for a batch"
             )
         if allowed is None:
             candidates = np.arange(self.n)
@@ -321,7 +326,8 @@ def spherical_kmeans(
     clusters = validate.whole(clusters, "clusters")
     if not 1 <= clusters <= n:
         raise ValueError(
-            f"the number of clusters must be between 1 and the number of vectors ({n}), got {clusters!r}"
+            "the number of clusters must be between 1 and the number of vectors "
+            f"({n}), got {clusters!r}"
         )
     iterations = validate.k(iterations, "iterations")
     seed = validate.count(seed, "seed")
@@ -331,7 +337,8 @@ def spherical_kmeans(
         sample = validate.whole(sample, "sample")
         if sample < clusters:
             raise ValueError(
-                f"a sample of {sample} vectors cannot train {clusters} clusters; give at least {clusters}"
+                f"a sample of {sample} vectors cannot train {clusters} clusters; "
+                f"give at least {clusters}"
             )
         if sample < n:
             train = x[np.sort(rng.choice(n, size=sample, replace=False))]
@@ -451,7 +458,8 @@ class IVFIndex:
         probes = validate.whole(probes, "probes")
         if not 1 <= probes <= self.lists:
             raise ValueError(
-                f"probes must be between 1 and the number of lists ({self.lists}), got {probes!r}"
+                "probes must be between 1 and the number of lists "
+                f"({self.lists}), got {probes!r}"
             )
         q = _queries(queries, self.dimension)
         m = q.shape[0]

@@ -158,7 +158,7 @@ def test_an_empty_query_string_is_a_value_error_everywhere(name, query):
 @given(
     name=st.sampled_from([n for n in NAMES if SEARCHES[n][1]]), query=empty_sequences
 )
-def test_an_empty_sequence_of_terms_is_a_value_error_for_every_retriever_that_takes_terms(
+def test_an_empty_sequence_of_terms_is_a_value_error_for_every_term_retriever(
     name, query
 ):
     search, _ = SEARCHES[name]
@@ -391,7 +391,8 @@ def test_non_finite_scores_are_refused(bad, position):
     scores[position] = bad
     with pytest.raises(
         ValueError,
-        match=rf"the second-stage scores must be finite numbers .* at position {position}",
+        match=r"the second-stage scores must be finite numbers .* at position "
+        rf"{position}",
     ):
         rerank(QUERY, [0, 1, 2], lambda q, ids: scores)
     with pytest.raises(
@@ -463,7 +464,8 @@ def test_a_collection_with_no_terms_is_refused_when_it_is_built(texts):
     ):
         with pytest.raises(
             ValueError,
-            match=r"chunks are empty after analysis \(only stopwords, punctuation or whitespace\)",
+            match=r"chunks are empty after analysis \(only stopwords, punctuation or "
+            r"whitespace\)",
         ):
             build(texts)
 

@@ -4,7 +4,10 @@ import pytest
 
 from ragbook.documents import parse_markdown, read_folder, read_markdown
 
-TEXT = "# Mars\n\nThe red planet.\nIt has two moons.\n\n## Orbit\n\nIt takes 687 days.\n\n## Moons\nPhobos and Deimos.\n"
+TEXT = (
+    "# Mars\n\nThe red planet.\nIt has two moons.\n\n## Orbit\n\nIt takes 687 "
+    "days.\n\n## Moons\nPhobos and Deimos.\n"
+)
 
 
 def test_title_lead_and_sections_with_ranges():

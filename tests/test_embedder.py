@@ -33,8 +33,8 @@ VARIED = [
     "Jupiter has dozens of moons, including four large ones found by Galileo in 1610. "
     * 3,
     "Phobos orbits Mars faster than Mars rotates, so it rises in the west.",
-    "The Great Red Spot is a storm larger than the Earth that has lasted for centuries. "
-    * 6,
+    "The Great Red Spot is a storm larger than the Earth that has lasted for "
+    "centuries. " * 6,
     "Mars",
     "Saturn's rings are made mostly of water ice, with some rock and dust.",
 ] * 2 + ["Neptune was found by calculation before anyone saw it through a telescope."]

@@ -19,7 +19,9 @@ CORPUS = {
     "d1": {"title": "Mars", "text": "Mars has two small moons, Phobos and Deimos."},
     "d2": {
         "title": "",
-        "text": 'Jupiter has dozens of moons.\nA second line, a tab\there, and "quotes".',
+        "text": (
+            'Jupiter has dozens of moons.\nA second line, a tab\there, and "quotes".'
+        ),
     },
     "d3": {"title": "Spärck Jones", "text": "Inverse document frequency — 1972. ✓"},
 }
@@ -102,7 +104,8 @@ def test_gz_corpus_is_real_gzip(tmp_path):
 def test_read_beir_reads_hand_written_folder_skipping_empty_lines(tmp_path):
     folder = beir_folder(
         tmp_path,
-        corpus='{"_id": "d1", "title": "T", "text": "one"}\n\n   \n{"_id": "d2", "title": "", "text": "two"}\n\n',
+        corpus='{"_id": "d1", "title": "T", "text": "one"}\n\n   \n{"_id": "d2", '
+        '"title": "", "text": "two"}\n\n',
         qrels="query-id\tcorpus-id\tscore\n\nq1\td2\t1\r\nq1\td1\t0\n",
     )
     data = read_beir(folder)
@@ -171,7 +174,9 @@ def test_missing_split_names_the_available_ones(tmp_path):
 def test_invalid_json_gives_file_and_line(tmp_path):
     folder = beir_folder(
         tmp_path,
-        corpus='{"_id": "d1", "title": "", "text": "ok"}\n\n{"_id": "d2", "title": ""\n',
+        corpus=(
+            '{"_id": "d1", "title": "", "text": "ok"}\n\n{"_id": "d2", "title": ""\n'
+        ),
     )
     with pytest.raises(ValueError, match=r"corpus\.jsonl:3: invalid JSON"):
         read_beir(folder)
@@ -416,7 +421,8 @@ def test_run_wrong_field_count(tmp_path, line, count):
     path = write_text(tmp_path / "bad.run", f"q1 Q0 d0 1 0.9 t\n\n{line}\n")
     with pytest.raises(
         ValueError,
-        match=rf"bad\.run:3: expected 6 fields \(qid Q0 docid rank score tag\), got {count}",
+        match=r"bad\.run:3: expected 6 fields \(qid Q0 docid rank score tag\), got "
+        rf"{count}",
     ):
         read_trec_run(path)
 
@@ -511,7 +517,10 @@ def test_qrels_wrong_field_count(tmp_path, line, count):
     path = write_text(tmp_path / "bad.qrels", f"q1 0 d0 1\n{line}\n")
     with pytest.raises(
         ValueError,
-        match=rf"bad\.qrels:2: expected 4 fields \(qid 0 docid relevance\), got {count}",
+        match=(
+            r"bad\.qrels:2: expected 4 fields \(qid 0 docid relevance\), "
+            f"got {count}"
+        ),
     ):
         read_trec_qrels(path)
 

@@ -186,9 +186,8 @@ def test_every_glued_float_is_rounded_and_no_sentence_shows_more_decimals():
             needed = _needed(spec)
             if needed is None or text[:1] in "'\"" or decimals is None:
                 continue
-            if (
-                needed < 0
-            ):  # '.Ne': the stored decimals must keep N + 1 significant digits of the value
+            # '.Ne': the stored decimals must keep N + 1 significant digits of the value
+            if needed < 0:
                 significant = -needed
                 value = abs(float(text))
                 needed = significant - 1 - math.floor(math.log10(value)) if value else 0

@@ -74,7 +74,8 @@ def test_index_accepts_texts_with_names_and_refuses_bad_input():
     assert (
         p.index(
             [
-                "# Notes\n\nThe dock is in bay four. Robots dock when the battery is low."
+                "# Notes\n\nThe dock is in bay four. Robots dock when the battery "
+                "is low."
             ],
             names=["notes"],
         )

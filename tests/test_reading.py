@@ -31,7 +31,8 @@ def test_glossary_appends_the_definitions_of_the_terms_it_finds():
     # question
     assert (
         glossary("A DAY or a Year? And a day?")
-        == "A DAY or a Year? And a day? (day: noon to noon; year: the time to orbit the Sun once)"
+        == "A DAY or a Year? And a day? (day: noon to noon; year: the time to orbit "
+        "the Sun once)"
     )
     assert (
         glossary("Who discovered Triton?") == "Who discovered Triton?"
@@ -214,7 +215,10 @@ def test_semantic_reader_embeds_the_rewritten_question_and_abstains_below_thresh
     )
     with pytest.raises(
         ValueError,
-        match=r"abstain_below \(a cosine\) must be a finite number in \[-1, 1\], got 1.5",
+        match=(
+            r"abstain_below \(a cosine\) must be a finite number in \[-1, 1\], "
+            "got 1.5"
+        ),
     ):
         SemanticExtractiveGenerator(encoder, abstain_below=1.5)
 

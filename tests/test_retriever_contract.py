@@ -130,9 +130,9 @@ def test_identical_texts_tie_and_come_in_id_order(name):
         for low, high in DUPLICATES:
             if low in where and high in where:
                 assert where[low].rank < where[high].rank
-                if (
-                    name != "hybrid"
-                ):  # fused rank sums differ by design: the lower id ranks higher in each list
+                # fused rank sums differ by design: the lower id ranks higher in each
+                # list
+                if name != "hybrid":
                     assert where[low].score == where[high].score
 
 

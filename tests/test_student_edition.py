@@ -38,12 +38,16 @@ def test_a_gated_solution_goes_with_its_code_cells_and_the_text_around_it_stays(
     nb = notebook(
         (
             "md",
-            "Intro.\n\n```{exercise}\n:label: ex-a\n\nDo it.\n```\n\n```{solution-start} ex-a\n:class: dropdown\n```\n\nSecret reasoning.",
+            "Intro.\n\n```{exercise}\n:label: ex-a\n\nDo "
+            "it.\n```\n\n```{solution-start} ex-a\n:class: "
+            "dropdown\n```\n\nSecret reasoning.",
         ),
         ("code", "secret = 42\nprint(secret)"),
         (
             "md",
-            "More secret text.\n\n```{solution-end}\n```\n\n```{exercise}\n:label: ex-b\n\nNext.\n```",
+            "More secret "
+            "text.\n\n```{solution-end}\n```\n\n```{exercise}\n:label: "
+            "ex-b\n\nNext.\n```",
         ),
     )
     stripped, removed = student_edition.strip_solutions(nb)
@@ -60,7 +64,8 @@ def test_a_solution_block_with_a_nested_fence_is_removed_whole():
     nb = notebook(
         (
             "md",
-            "Before.\n\n````{solution} ex-a\n:class: dropdown\n\n```python\nx = 1\n```\n\nStill secret.\n````\n\nAfter.",
+            "Before.\n\n````{solution} ex-a\n:class: dropdown\n\n```python\nx = "
+            "1\n```\n\nStill secret.\n````\n\nAfter.",
         )
     )
     stripped, removed = student_edition.strip_solutions(nb)
@@ -72,7 +77,8 @@ def test_colon_fences_count_too():
     nb = notebook(
         (
             "md",
-            "A.\n\n:::{solution-start} ex-a\n:::\n\nsecret\n\n:::{solution-end}\n:::\nB.",
+            "A.\n\n:::{solution-start} "
+            "ex-a\n:::\n\nsecret\n\n:::{solution-end}\n:::\nB.",
         )
     )
     stripped, _ = student_edition.strip_solutions(nb)
@@ -84,7 +90,8 @@ def test_a_graded_solution_leaves_a_starter_cell_that_grades():
         ("md", "```{solution-start} ex-softmax-temperature\n:class: dropdown\n```"),
         (
             "code",
-            'def softmax_t(logits, temperature):\n    return [1.0]\n\n\ncheck("softmax-temperature", softmax_t)',
+            "def softmax_t(logits, temperature):\n    return "
+            '[1.0]\n\n\ncheck("softmax-temperature", softmax_t)',
         ),
         ("md", "```{solution-end}\n```"),
     )

@@ -2,6 +2,7 @@
 and with which message."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ def test_whole_accepts_python_and_numpy_ints_and_returns_a_python_int():
 def test_whole_refuses_everything_else_with_a_type_error(value):
     with pytest.raises(
         TypeError,
-        match=f"n must be a whole number, got {__import__('re').escape(repr(value))} of type",
+        match=f"n must be a whole number, got {re.escape(repr(value))} of type",
     ):
         validate.whole(value, "n")
 
@@ -119,7 +120,8 @@ def test_finite_array():
     assert validate.finite_array([], "v").size == 0
     with pytest.raises(
         ValueError,
-        match=r"^v must be finite numbers \(no nan or inf\), got np.float64\(nan\) at position 1$",
+        match=r"^v must be finite numbers \(no nan or inf\), got np.float64\(nan\) at "
+        r"position 1$",
     ):
         validate.finite_array([0.0, math.nan], "v")
     with pytest.raises(ValueError, match=r"at position \(1, 0\)"):
@@ -162,7 +164,8 @@ def test_sequence_and_ids():
     ]  # an iterator of characters is a sequence
     with pytest.raises(
         TypeError,
-        match="xs must be a sequence of items, got a single string 'ab'; wrap it in a list",
+        match="xs must be a sequence of items, got a single string 'ab'; wrap it in a "
+        "list",
     ):
         validate.sequence("ab", "xs")
     with pytest.raises(

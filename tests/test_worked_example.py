@@ -369,7 +369,8 @@ def test_extractive_coverage_and_answer(rankings, bm25):
 # ---- citation check ------------------------------------------------------------------
 def test_three_sentence_citation_check(rankings):
     draft = (
-        "Mars has two moons, Phobos and Deimos [1]. Phobos circles Mars every 8 hours [2]. "
+        "Mars has two moons, Phobos and Deimos [1]. Phobos circles Mars every 8 "
+        "hours [2]. "
         "Deimos is the smaller moon [3]."
     )
     first, second, third = check_answer(

@@ -22,8 +22,10 @@ import nbformat
 from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parent.parent
-MIN_LINE = 24  # shorter solution lines ("return total", "print(x)") may occur anywhere in a chapter
-STARTER = "student-starter"  # the tag of the cells tools/student_edition.py puts in place of graded solutions
+# shorter solution lines ("return total", "print(x)") may occur anywhere in a chapter
+MIN_LINE = 24
+# the tag of the cells tools/student_edition.py puts in place of graded solutions
+STARTER = "student-starter"
 
 
 QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
@@ -101,7 +103,8 @@ def grade_starters(path: Path) -> list[str]:
             or verdict.passed == verdict.total
         ):
             problems.append(
-                f"{path.name}: starter cell {cell.id} did not grade its stub: {verdict!r}"
+                f"{path.name}: starter cell {cell.id} did not grade its stub: "
+                f"{verdict!r}"
             )
         elif not verdict.failures:
             problems.append(
@@ -140,7 +143,8 @@ def main(argv=None) -> int:
         totals["lines"] += len(lines)
         if student.select("div.solution, .solution"):
             problems.append(
-                f"{name}: the student page still has {len(student.select('div.solution'))} solutions"
+                f"{name}: the student page still has "
+                f"{len(student.select('div.solution'))} solutions"
             )
         for starter in student.select(f"div.tag_{STARTER}"):
             starter.decompose()
@@ -163,11 +167,13 @@ def main(argv=None) -> int:
                 )
             if line in notebook_words:
                 problems.append(
-                    f"{notebook.name}: solution text in the student notebook: {line[:90]!r}"
+                    f"{notebook.name}: solution text in the student notebook: "
+                    f"{line[:90]!r}"
                 )
             if line in download_words:
                 problems.append(
-                    f"{download.name}: solution text in the site's downloadable notebook: {line[:90]!r}"
+                    f"{download.name}: solution text in the site's downloadable "
+                    f"notebook: {line[:90]!r}"
                 )
         book_exercises, student_exercises = exercises(book), exercises(student)
         totals["exercises"] += len(book_exercises)
@@ -188,8 +194,10 @@ def main(argv=None) -> int:
             for c in nbformat.read(notebook, as_version=4).cells
         )
     print(
-        f"student edition: {totals['pages']} pages, {totals['solutions']} solutions in the instructor's "
-        f"edition ({totals['lines']} distinctive lines looked for), {totals['exercises']} exercises, "
+        f"student edition: {totals['pages']} pages, {totals['solutions']} "
+        "solutions in the instructor's "
+        f"edition ({totals['lines']} distinctive lines looked for), "
+        f"{totals['exercises']} exercises, "
         f"{totals['starters']} graded starter cells"
     )
     if totals["solutions"] == 0 or totals["exercises"] == 0 or totals["starters"] == 0:
@@ -201,7 +209,8 @@ def main(argv=None) -> int:
     if problems:
         return 1
     print(
-        "no solution text in the student site or notebooks; every exercise renders; every graded check grades"
+        "no solution text in the student site or notebooks; every exercise "
+        "renders; every graded check grades"
     )
     return 0
 

@@ -13,9 +13,11 @@ SIMD instructions the CPU has. The second profile changes both:
   AVX512_* targets) that this CPU has, turned off; on a CPU without AVX-512, AVX2
   (X86_V3) is turned off instead.
 
-    python tools/cpu_profile.py --env     the profile as KEY=VALUE words, for `env $(...) command`
-    python tools/cpu_profile.py --show    what runs in this process: BLAS core type and threads, numpy targets;
-                                          with --expect-profile, fails unless the second profile took effect
+    python tools/cpu_profile.py --env    the profile as KEY=VALUE words,
+                                         for `env $(...) command`
+    python tools/cpu_profile.py --show   what runs in this process: BLAS core type and
+                                         threads, numpy targets; with --expect-profile,
+                                         fails unless the second profile took effect
 """
 
 from __future__ import annotations
@@ -53,9 +55,11 @@ def show(expect_profile: bool) -> int:
     ]
     found = _dispatch_found()
     print(
-        f"numpy {numpy.__version__}: dispatch targets in use {found or ['baseline only']}; "
+        f"numpy {numpy.__version__}: dispatch targets in use "
+        f"{found or ['baseline only']}; "
         + "; ".join(
-            f"{pool['internal_api']} {pool['version']} kernel {pool.get('architecture')}, "
+            f"{pool['internal_api']} {pool['version']} kernel "
+            f"{pool.get('architecture')}, "
             f"{pool['num_threads']} threads"
             for pool in blas
         )

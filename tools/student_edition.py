@@ -4,9 +4,10 @@ usage: python tools/student_edition.py [--out _build/student] [--no-build]
 
 The sources are not touched. The script writes, under --out:
 
-  tree/       a copy of what the book and Binder need (config, intro, package, requirements), whose
-              chapters/ holds the notebooks without solutions and no .md sources; publishing it as the
-              branch `student` gives the student edition's Binder buttons something to open
+  tree/       a copy of what the book and Binder need (config, intro, package,
+              requirements), whose chapters/ holds the notebooks without solutions and
+              no .md sources; publishing it as the branch `student` gives the student
+              edition's Binder buttons something to open
   notebooks/  the same notebooks, for download or a learning platform
   html/       the site built from tree/ with `jupyter-book build -W -n --keep-going`
 
@@ -251,7 +252,8 @@ def main(argv=None) -> int:
     out = args.out.resolve()
     counts = write_edition(out)
     print(
-        f"removed {sum(counts.values())} solutions from {len(counts)} notebooks -> {out / 'notebooks'}"
+        f"removed {sum(counts.values())} solutions from {len(counts)} notebooks "
+        f"-> {out / 'notebooks'}"
     )
     if not args.no_build:
         build_site(out)

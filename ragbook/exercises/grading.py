@@ -129,7 +129,10 @@ def _run_case(
         )
         return f"{where} {wanted}, but it raised {type(error).__name__}: {error}"
     if isinstance(case.expected, Raises):
-        return f"{where} should {case.expected!r} (bad input must be refused), but it returned {_show(got)}"
+        return (
+            f"{where} should {case.expected!r} (bad input must be refused), but it "
+            f"returned {_show(got)}"
+        )
     if not _matches(case.expected, got, exercise.tolerance):
         return f"{where} expected {_show(case.expected)}, got {_show(got)}"
     return None
