@@ -10,6 +10,7 @@
 #                                      builds it, runs chapter 1
 #   make notebook CH=chapters/01_open_book.md   regenerate and re-execute one chapter's notebook
 #   make notebooks                     the same for every chapter
+#   make format                        format the Python code with ruff (line length in pyproject.toml)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -19,13 +20,16 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize
 PROFILE2 = env $$($(BIN)/python tools/cpu_profile.py --env)
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: book student test unit pairs nbval build browser chromium student-check binder-check notebook notebooks clean
+.PHONY: format book student test unit pairs nbval build browser chromium student-check binder-check notebook notebooks clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
+
+format: $(STAMP)
+	$(BIN)/ruff format .
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
@@ -43,6 +47,9 @@ test: $(STAMP)
 	@$(MAKE) --no-print-directory binder-check
 
 unit: $(STAMP)
+	@echo "== 1/7 every Python line within the line length (pyproject.toml), formatted by ruff"
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	@echo "== 1/7 unit and property tests of ragbook, on this machine as it is"
 	@$(BIN)/python tools/cpu_profile.py --show
 	$(BIN)/pytest tests -q

@@ -32,6 +32,7 @@ One module per idea; each docstring names the chapter that derives it.
   current, what to log.
 - :mod:`ragbook.exercises`: graded exercises.
 - :mod:`ragbook.show`: listings of ragbook's own source for the chapters.
+- :mod:`ragbook.progress`: what long work is doing and how far it is.
 """
 
 __version__ = "0.1.0"

@@ -13,8 +13,10 @@ of the bundled corpus and draws recall against k.
 The defaults are the best configuration chapter 14 measures: hybrid retrieval (BM25
 fused with MiniLM), the semantic reader, and on the bundled corpus the astronomy
 glossary. The MiniLM vectors of the chunks are computed on the first run (about 13 s for
-the bundled corpus) and read from the cache afterwards (``--no-cache`` turns that off).
-``--retriever bm25 --reader lexical`` needs no model at all.
+the bundled corpus) and read from the cache afterwards (``--no-cache`` turns that off);
+on a terminal, the work that takes more than a second reports on standard error what
+it is doing and how far it is (:mod:`ragbook.progress`). ``--retriever bm25 --reader
+lexical`` needs no model at all.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from . import validate
 from .documents import load_corpus, read_folder
 from .glossary import ASTRONOMY, Glossary
 from .pipeline import CHUNKERS, READERS, RETRIEVERS, RAGPipeline
+from .progress import reporter
 from .readers import LEXICAL_ABSTAIN_BELOW, SEMANTIC_ABSTAIN_BELOW
 
 __all__ = ["main", "build_parser"]
@@ -273,7 +276,15 @@ def _evaluate(args, out) -> int:
         file=out,
     )
     print(report.table(), file=out)
-    answers = evaluate_answers(questions, pipeline.answer)
+    what = f"answering {len(questions)} labelled questions"
+    with reporter(None, what, len(questions)) as report:
+
+        def answer(question: str):
+            result = pipeline.answer(question)
+            report.update(report.done + 1)
+            return result
+
+        answers = evaluate_answers(questions, answer)
     print(
         f"\nanswers ({args.reader} reader, abstaining below "
         f"{pipeline.reader_abstain_below}, k = {args.k}), "

@@ -13,7 +13,7 @@ from typing import Iterable, Protocol, Sequence
 import numpy as np
 
 from . import validate
-from .embedder import encode_queries
+from .embedder import encode_queries, encode_texts
 from .retrieval import Hit, as_hits
 from .text import tokenize
 from .vectors import ExactIndex, IVFIndex
@@ -27,7 +27,11 @@ class Encoder(Protocol):
 
 class DenseRetriever:
     """Encode the chunk texts once; answer each question with exact search, or IVF if
-    ``lists`` is given."""
+    ``lists`` is given.
+
+    ``progress`` is passed to an encoder that reports it (the MiniLM encoder: texts
+    embedded, n of N; see :func:`ragbook.progress.reporter`).
+    """
 
     def __init__(
         self,
@@ -36,6 +40,7 @@ class DenseRetriever:
         lists: int | None = None,
         probes: int = 1,
         seed: int = 0,
+        progress: object = None,
     ):
         texts = validate.texts(texts, "texts")
         if not texts:
@@ -58,7 +63,10 @@ class DenseRetriever:
             )
         self.encoder = encoder
         self.vectors = validate.finite_array(
-            encoder.encode(texts), "the encoded vectors", ndim=2, dtype=np.float32
+            encode_texts(encoder, texts, progress),
+            "the encoded vectors",
+            ndim=2,
+            dtype=np.float32,
         )
         if self.vectors.shape[0] != len(texts):
             raise ValueError(

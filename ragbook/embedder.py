@@ -36,6 +36,7 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import inspect
 import os
 import sys
 import tempfile
@@ -45,8 +46,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import validate
+from .progress import reporter
 
 __all__ = [
+    "encode_texts",
     "encode_queries",
     "MiniLMEncoder",
     "load_minilm",
@@ -59,6 +62,7 @@ __all__ = [
 ]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+_SHORT = MODEL_NAME.rsplit("/", 1)[1]
 DIMENSION = 384
 MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of all-MiniLM-L6-v2
 
@@ -139,6 +143,18 @@ def licences() -> dict[str, str]:
             text = "; ".join(classifiers) or "unknown"
         found[name] = text.strip()
     return found
+
+
+def encode_texts(encoder: Any, texts: Sequence[str], progress: object = None):
+    """``encoder.encode(texts)``, with ``progress`` passed on when the encoder's
+    ``encode`` takes that argument (the MiniLM and cached encoders do, LSA does not)."""
+    try:
+        takes_progress = "progress" in inspect.signature(encoder.encode).parameters
+    except (TypeError, ValueError):  # a built-in without a signature
+        takes_progress = False
+    if takes_progress:
+        return encoder.encode(texts, progress=progress)
+    return encoder.encode(texts)
 
 
 def encode_queries(encoder: Any, queries: Sequence[str]) -> np.ndarray:
@@ -222,26 +238,36 @@ class MiniLMEncoder:
         validate.text(text, "text")
         return list(self._tokenizer.encode(text).tokens)
 
-    def encode(self, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], batch_size: int = 16, progress: object = None
+    ) -> np.ndarray:
         """The embeddings of ``texts``: a float32 array of shape (len(texts), 384), each
         row of length 1.
 
         Texts are encoded in batches of ``batch_size``, in order of token count so that
         each batch is padded to a similar length, and returned in the input order. An
         empty list gives shape (0, 384); an empty string is allowed (it encodes
-        ``[CLS] [SEP]``). Tokens past the 256th are ignored.
+        ``[CLS] [SEP]``). Tokens past the 256th are ignored. ``progress`` reports the
+        texts done after each batch (:func:`ragbook.progress.reporter`: by default on
+        a terminal, once the work has taken more than a second).
         """
         texts = validate.texts(texts, "texts")
         batch_size = validate.k(batch_size, "batch_size")
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
-        if not texts:
-            return out
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
-        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
-        for start in range(0, len(order), int(batch_size)):
-            batch = order[start : start + int(batch_size)]
-            out[batch] = self._encode_ids([ids[i] for i in batch])
+        what = (
+            f"embedding {len(texts)} text{'' if len(texts) == 1 else 's'} with {_SHORT}"
+        )
+        with reporter(progress, what, len(texts)) as report:
+            if not texts:
+                return out
+            report.update(0)
+            encodings = self._tokenizer.encode_batch(texts)
+            ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
+            order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+            for start in range(0, len(order), int(batch_size)):
+                batch = order[start : start + int(batch_size)]
+                out[batch] = self._encode_ids([ids[i] for i in batch])
+                report.update(start + len(batch))
         return out
 
     def encode_queries(
@@ -253,7 +279,7 @@ class MiniLMEncoder:
         (Models such as E5 want ``"query: "`` before a question; this one was trained
         without.)
         """
-        return self.encode(queries, batch_size)
+        return self.encode(queries, batch_size, progress=False)
 
     def _encode_ids(self, ids: list[np.ndarray]) -> np.ndarray:
         """Pad one batch of token ids to its longest, run the model, mean-pool and
@@ -338,7 +364,10 @@ class CachedEncoder:
             digest.update(data)
         return self.directory / f"vectors-{digest.hexdigest()}.npy"
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], progress: object = None) -> np.ndarray:
+        """The vectors of ``texts``, from the cache file when it holds them, else
+        computed by the encoder (with ``progress`` when its ``encode`` takes one) and
+        saved."""
         texts = validate.texts(texts, "texts")
         path = self.path_for(texts)
         if path.exists():
@@ -369,7 +398,7 @@ class CachedEncoder:
                     file=sys.stderr,
                 )
         self.misses += 1
-        vectors = np.asarray(self.encoder.encode(texts), dtype=np.float32)
+        vectors = np.asarray(encode_texts(self.encoder, texts, progress), np.float32)
         self.directory.mkdir(parents=True, exist_ok=True)
         handle, scratch = tempfile.mkstemp(dir=self.directory, suffix=".npy")
         try:
