@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Iterable
 
 __all__ = [
+    "WIDTH",
+    "wrap",
     "SourceListing",
     "glue_number",
     "glue_text",
@@ -31,8 +33,41 @@ __all__ = [
     "show_source",
 ]
 
+# The characters a line of code or output may take: what the book's code column shows at
+# 1280 px (the package's line length, `[tool.ruff] line-length` in pyproject.toml).
+WIDTH = 88
+
 # myst-nb's prefix for glued values that are not displayed
 GLUE_PREFIX = "application/papermill.record/"
+
+
+def wrap(text: str, indent: str = "", width: int = WIDTH) -> str:
+    """``text`` with every line longer than ``width`` broken at spaces, for printing.
+
+    Each line of ``text`` is wrapped on its own (its line breaks are kept); the pieces
+    of a broken line after the first start with ``indent``. A word longer than the line
+    is left whole. Nothing is cut: the words and their order are those of ``text``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"wrap takes a str, got {type(text).__name__} {text!r}")
+    if isinstance(width, bool) or not isinstance(width, int) or width < 20:
+        raise ValueError(f"width must be a whole number of at least 20, got {width!r}")
+    if not isinstance(indent, str) or len(indent) > width // 2:
+        raise ValueError(f"indent must be a str of at most {width // 2} characters")
+    lines = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        lines += textwrap.wrap(
+            line,
+            width,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        ) or [line]
+    return "\n".join(lines)
 
 
 class SourceListing:

@@ -611,3 +611,16 @@ def test_visible_chunks_checker():
         "has no access level is refused" in report
         and "should raises ValueError" in report
     )
+
+
+def test_a_verdict_prints_and_displays_wrapped_to_the_book_width():
+    from ragbook.show import WIDTH
+
+    verdict = check("softmax-temperature", lambda logits, t: [1.0] * len(logits))
+    report, shown = repr(verdict), str(verdict)
+    assert any(len(line) > WIDTH for line in report.split("\n"))  # a long failure
+    assert all(len(line) <= WIDTH for line in shown.split("\n"))
+    assert shown.split() == report.split()
+    pretty = []
+    verdict._repr_pretty_(type("Printer", (), {"text": pretty.append})(), False)
+    assert pretty == [shown]

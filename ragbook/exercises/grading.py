@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from .. import validate
+from ..show import wrap
 
 __all__ = ["Raises", "Case", "Exercise", "Verdict", "EXERCISES", "check", "register"]
 
@@ -79,6 +80,13 @@ class Verdict:
         ]
         lines += [f"  - {failure}" for failure in self.failures]
         return "\n".join(lines)
+
+    def __str__(self) -> str:
+        """The report with each failure wrapped to the book's line width."""
+        return wrap(repr(self), indent="    ")
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:  # how IPython displays it
+        printer.text(str(self))
 
 
 def _show(value: Any) -> str:
