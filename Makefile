@@ -14,6 +14,7 @@
 #                                      every chapter that uses the model
 #   make notebook CH=chapters/01_open_book.md   regenerate and re-execute one chapter's notebook
 #   make notebooks                     the same for every chapter
+#   make format                        format the Python code with ruff (line length in pyproject.toml)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -24,7 +25,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize
 PROFILE2 = env $$($(BIN)/python tools/cpu_profile.py --env)
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: book student test unit pairs nbval replay build browser chromium student-check binder-check llm records notebook notebooks clean
+.PHONY: format book student test unit pairs nbval replay build browser chromium student-check binder-check llm records notebook notebooks clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +40,10 @@ $(LLM): $(STAMP) requirements-llm.txt tools/install_llm.sh
 llm: $(LLM)
 
 records: $(LLM)
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python tools/llm_records.py regenerate
+	PATH=$(abspath $(BIN)):$$PATH CELL_TIMEOUT=3600 $(BIN)/python tools/llm_records.py regenerate
+
+format: $(STAMP)
+	$(BIN)/ruff format .
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
@@ -60,6 +64,9 @@ test: $(STAMP) $(LLM)
 # The live language-model tests run in the first pass only: the second profile changes numpy's and
 # OpenBLAS's kernels, which llama.cpp does not use.
 unit: $(STAMP) $(LLM)
+	@echo "== 1/8 every Python line within the line length (pyproject.toml), formatted by ruff"
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	@echo "== 1/8 unit and property tests of ragbook, on this machine as it is (the real model included)"
 	@$(BIN)/python tools/cpu_profile.py --show
 	RAGBOOK_REQUIRE_LLM=1 $(BIN)/pytest tests -q

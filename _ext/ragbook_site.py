@@ -1,14 +1,17 @@
-"""Sphinx extension of the ragbook site: MathJax served from the site itself, author-year bibliography labels.
+"""Sphinx extension of the ragbook site: MathJax served from the site itself,
+author-year bibliography labels.
 
-MathJax: the site loads ``_static/mathjax/tex-svg-full.js`` (``mathjax_path`` in ``_config.yml``), one file of
-MathJax 3.2.2 (about 2.2 MB) copied from the pinned ``sphinx-mathjax-offline`` package. The SVG output needs no
-fonts and the "full" build contains every TeX extension, so nothing is fetched from another host.
+MathJax: the site loads ``_static/mathjax/tex-svg-full.js`` (``mathjax_path`` in
+``_config.yml``), one file of MathJax 3.2.2 (about 2.2 MB) copied from the pinned
+``sphinx-mathjax-offline`` package. The SVG output needs no fonts and the "full" build
+contains every TeX extension, so nothing is fetched from another host.
 
-Bibliography: ``bibtex_default_style: authoryear`` labels each entry the way the text cites it,
-"Cormack et al., 2009", sorted by author and year.
+Bibliography: ``bibtex_default_style: authoryear`` labels each entry the way the text
+cites it, "Cormack et al., 2009", sorted by author and year.
 
 Scripts: every page lists each script once (see :func:`drop_duplicate_scripts`).
 """
+
 from __future__ import annotations
 
 import shutil
@@ -30,11 +33,18 @@ def mathjax_source() -> Path:
         distribution = metadata.distribution(MATHJAX_PACKAGE)
     except metadata.PackageNotFoundError:
         raise RuntimeError(
-            f"{MATHJAX_PACKAGE} is not installed; it ships the MathJax the site serves: "
-            "pip install -r requirements.txt") from None
-    path = Path(distribution.locate_file(f"{MATHJAX_PACKAGE}/static/mathjax/{MATHJAX_FILE}"))
+            f"{MATHJAX_PACKAGE} is not installed; it ships the MathJax the site "
+            "serves: "
+            "pip install -r requirements.txt"
+        ) from None
+    path = Path(
+        distribution.locate_file(f"{MATHJAX_PACKAGE}/static/mathjax/{MATHJAX_FILE}")
+    )
     if not path.is_file():
-        raise RuntimeError(f"{MATHJAX_PACKAGE} {distribution.version} has no static/mathjax/{MATHJAX_FILE}")
+        raise RuntimeError(
+            f"{MATHJAX_PACKAGE} {distribution.version} has no "
+            f"static/mathjax/{MATHJAX_FILE}"
+        )
     return path
 
 
@@ -51,7 +61,8 @@ def _surnames(person) -> str:
 
 
 class AuthorYearLabelStyle(BaseLabelStyle):
-    """Labels as the author-year citations read: "Robertson and Zaragoza, 2009", "Lewis et al., 2020"."""
+    """Labels as the author-year citations read: "Robertson and Zaragoza, 2009", "Lewis
+    et al., 2020"."""
 
     def format_label(self, entry) -> str:
         persons = entry.persons.get("author") or entry.persons.get("editor") or []
@@ -70,7 +81,9 @@ class AuthorYearLabelStyle(BaseLabelStyle):
         labels = [self.format_label(entry) for entry in sorted_entries]
         counts, seen = Counter(labels), Counter()
         for label in labels:
-            if counts[label] > 1:  # two works of the same authors and year: 2020a, 2020b
+            if (
+                counts[label] > 1
+            ):  # two works of the same authors and year: 2020a, 2020b
                 seen[label] += 1
                 label = f"{label}{chr(ord('a') + seen[label] - 1)}"
             yield label
@@ -87,16 +100,20 @@ register_plugin("pybtex.style.formatting", "authoryear", AuthorYearStyle)
 
 
 def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> None:
-    """Each script once: sphinx-thebe's inline configuration is otherwise added twice under Sphinx 7.4, and
-    the second copy fails in the browser ("Identifier 'THEBE_JS_URL' has already been declared")."""
+    """Each script once: sphinx-thebe's inline configuration is otherwise added twice
+    under Sphinx 7.4, and the second copy fails in the browser ("Identifier
+    'THEBE_JS_URL' has already been declared")."""
     scripts = context.get("script_files")
     if not scripts:
         return
     seen, unique = set(), []
     for script in scripts:
-        # an inline script is registered once with filename None and once with "": the same script
-        key = (str(getattr(script, "filename", script) or ""),
-               tuple(sorted(getattr(script, "attributes", {}).items())))
+        # an inline script is registered once with filename None and once with "": the
+        # same script
+        key = (
+            str(getattr(script, "filename", script) or ""),
+            tuple(sorted(getattr(script, "attributes", {}).items())),
+        )
         if key not in seen:
             seen.add(key)
             unique.append(script)
@@ -104,7 +121,10 @@ def drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> Non
 
 
 def setup(app):
-    mathjax_source()  # fail at the start of the build, not at its end, when the package is missing
+    # fail at the start of the build, not at its end, when the package is missing
+    mathjax_source()
     app.connect("build-finished", copy_mathjax)
-    app.connect("html-page-context", drop_duplicate_scripts, priority=900)  # after the themes add theirs
+    app.connect(
+        "html-page-context", drop_duplicate_scripts, priority=900
+    )  # after the themes add theirs
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -13,6 +13,7 @@ benchmarks/results/llm.json, which chapter 10 reads.
 Targets: a five-passage answer within 4 s with the 1.5B model on 2 threads (the median over the
 questions), and generation at 70 % or more of the bandwidth bound.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,16 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from harness import RESULTS_DIR, Targets, heading, load_average, note, run_info, table, write_results  # noqa: E402
+from harness import (
+    RESULTS_DIR,
+    Targets,
+    heading,
+    load_average,
+    note,
+    run_info,
+    table,
+    write_results,
+)  # noqa: E402
 
 from ragbook import llm  # noqa: E402
 from ragbook.bm25 import BM25  # noqa: E402
@@ -34,8 +44,14 @@ from ragbook.chunking import sentence_chunks  # noqa: E402
 from ragbook.documents import load_corpus  # noqa: E402
 from ragbook.prompts import build_prompt, sources_from_chunks  # noqa: E402
 
-QUESTIONS = ["How long is a year on Venus?", "Who discovered Triton?", "What is the Great Red Spot?",
-             "How many moons does Mars have?", "What is Sputnik Planitia?", "How hot is the surface of Mercury?"]
+QUESTIONS = [
+    "How long is a year on Venus?",
+    "Who discovered Triton?",
+    "What is the Great Red Spot?",
+    "How many moons does Mars have?",
+    "What is Sputnik Planitia?",
+    "How hot is the surface of Mercury?",
+]
 
 
 def copy_bandwidth(threads: int, megabytes: int = 512, repeats: int = 5) -> float:
@@ -45,7 +61,10 @@ def copy_bandwidth(threads: int, megabytes: int = 512, repeats: int = 5) -> floa
     targets = [np.empty(n) for _ in range(threads)]
     best = float("inf")
     for _ in range(repeats):
-        workers = [threading.Thread(target=np.copyto, args=(t, s)) for s, t in zip(sources, targets)]
+        workers = [
+            threading.Thread(target=np.copyto, args=(t, s))
+            for s, t in zip(sources, targets)
+        ]
         start = time.perf_counter()
         for w in workers:
             w.start()
@@ -77,20 +96,37 @@ def measure(name: str, threads: int, cases, max_tokens: int) -> dict:
     for prompt in cases:
         generator(prompt)
         g = generator.last
-        rows.append({"question": prompt.question, "prompt_tokens": g.prompt_tokens,
-                     "completion_tokens": g.completion_tokens, "first_token_s": g.seconds_to_first_token,
-                     "total_s": g.seconds, "prefill_tokens_per_s": g.prompt_tokens / g.seconds_to_first_token,
-                     "generation_tokens_per_s": g.tokens_per_second})
+        rows.append(
+            {
+                "question": prompt.question,
+                "prompt_tokens": g.prompt_tokens,
+                "completion_tokens": g.completion_tokens,
+                "first_token_s": g.seconds_to_first_token,
+                "total_s": g.seconds,
+                "prefill_tokens_per_s": g.prompt_tokens / g.seconds_to_first_token,
+                "generation_tokens_per_s": g.tokens_per_second,
+            }
+        )
     reuse = llm.LocalModel(name, records=None, threads=threads, reuse_prefix=True)
     reused = llm.LLMGenerator(reuse, max_tokens=max_tokens)
     reused(cases[-1])
     with_reuse = []
     for prompt in cases:
         reused(prompt)
-        with_reuse.append({"first_token_s": reused.last.seconds_to_first_token,
-                           "reused_tokens": reused.last.reused_tokens})
+        with_reuse.append(
+            {
+                "first_token_s": reused.last.seconds_to_first_token,
+                "reused_tokens": reused.last.reused_tokens,
+            }
+        )
     del reuse, reused, generator, model
-    return {"model": name, "threads": threads, "load_s": load_s, "answers": rows, "prefix_reuse": with_reuse}
+    return {
+        "model": name,
+        "threads": threads,
+        "load_s": load_s,
+        "answers": rows,
+        "prefix_reuse": with_reuse,
+    }
 
 
 def median(rows, key):
@@ -99,20 +135,29 @@ def median(rows, key):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", nargs="+", default=["qwen2.5-0.5b", "qwen2.5-1.5b"], choices=sorted(llm.MODELS))
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=["qwen2.5-0.5b", "qwen2.5-1.5b"],
+        choices=sorted(llm.MODELS),
+    )
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--questions", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=200)
     parser.add_argument("--output", default=os.path.join(RESULTS_DIR, "llm.json"))
     args = parser.parse_args(argv)
     if not 1 <= args.questions <= len(QUESTIONS) or min(args.threads) < 1:
-        parser.error(f"--questions must be 1..{len(QUESTIONS)} and --threads at least 1")
+        parser.error(
+            f"--questions must be 1..{len(QUESTIONS)} and --threads at least 1"
+        )
     import llama_cpp
 
     run = run_info("llm", argv, vars(args), ["llama-cpp-python", "numpy"])
     started = time.perf_counter()
     cases = prompts(args.questions)
-    heading("Local language models: five-passage answers (BM25 top 5 of sentence chunks)")
+    heading(
+        "Local language models: five-passage answers (BM25 top 5 of sentence chunks)"
+    )
     bandwidth = {t: copy_bandwidth(t) for t in sorted(set(args.threads))}
     for t, b in bandwidth.items():
         print(f"copy bandwidth with {t} thread(s): {b / 1e9:.1f} GB/s")
@@ -124,31 +169,77 @@ def main(argv=None) -> int:
             r = measure(name, threads, cases, args.max_tokens)
             gen = median(r["answers"], "generation_tokens_per_s")
             bound = bandwidth[threads] / size
-            r.update({"median_total_s": median(r["answers"], "total_s"),
-                      "median_first_token_s": median(r["answers"], "first_token_s"),
-                      "median_prefill_tokens_per_s": median(r["answers"], "prefill_tokens_per_s"),
-                      "median_generation_tokens_per_s": gen, "bandwidth_bytes_per_s": bandwidth[threads],
-                      "bound_tokens_per_s": bound, "share_of_bound": gen / bound,
-                      "median_first_token_reused_s": median(r["prefix_reuse"], "first_token_s")})
+            r.update(
+                {
+                    "median_total_s": median(r["answers"], "total_s"),
+                    "median_first_token_s": median(r["answers"], "first_token_s"),
+                    "median_prefill_tokens_per_s": median(
+                        r["answers"], "prefill_tokens_per_s"
+                    ),
+                    "median_generation_tokens_per_s": gen,
+                    "bandwidth_bytes_per_s": bandwidth[threads],
+                    "bound_tokens_per_s": bound,
+                    "share_of_bound": gen / bound,
+                    "median_first_token_reused_s": median(
+                        r["prefix_reuse"], "first_token_s"
+                    ),
+                }
+            )
             results.append(r)
-            rows.append([name, threads, r["load_s"], r["median_first_token_s"], r["median_first_token_reused_s"],
-                         r["median_prefill_tokens_per_s"], gen, bound, r["share_of_bound"], r["median_total_s"]])
-    table(["model", "threads", "load s", "first token s", "with prefix reuse s", "prefill tok/s",
-           "generation tok/s", "bound tok/s", "share of bound", "answer s"], rows)
+            rows.append(
+                [
+                    name,
+                    threads,
+                    r["load_s"],
+                    r["median_first_token_s"],
+                    r["median_first_token_reused_s"],
+                    r["median_prefill_tokens_per_s"],
+                    gen,
+                    bound,
+                    r["share_of_bound"],
+                    r["median_total_s"],
+                ]
+            )
+    table(
+        [
+            "model",
+            "threads",
+            "load s",
+            "first token s",
+            "with prefix reuse s",
+            "prefill tok/s",
+            "generation tok/s",
+            "bound tok/s",
+            "share of bound",
+            "answer s",
+        ],
+        rows,
+    )
     print("targets:")
     for r in results:
         if r["model"] == "qwen2.5-1.5b" and r["threads"] == 2:
-            targets.check("1.5B, 2 threads: a five-passage answer in at most 4 s", r["median_total_s"] / 4.0, 1.0,
-                          detail=f"median {r['median_total_s']:.2f} s over {len(r['answers'])} questions")
+            targets.check(
+                "1.5B, 2 threads: a five-passage answer in at most 4 s",
+                r["median_total_s"] / 4.0,
+                1.0,
+                detail=f"median {r['median_total_s']:.2f} s over {len(r['answers'])} questions",
+            )
         if r["threads"] == max(args.threads):
-            targets.check(f"{r['model']}, {r['threads']} threads: generation at least 70 % of the bandwidth bound",
-                          0.70 / r["share_of_bound"], 1.0,
-                          detail=f"{r['median_generation_tokens_per_s']:.1f} of {r['bound_tokens_per_s']:.1f} tok/s, "
-                                 f"{r['share_of_bound']:.0%}")
+            targets.check(
+                f"{r['model']}, {r['threads']} threads: generation at least 70 % of the bandwidth bound",
+                0.70 / r["share_of_bound"],
+                1.0,
+                detail=f"{r['median_generation_tokens_per_s']:.1f} of {r['bound_tokens_per_s']:.1f} tok/s, "
+                f"{r['share_of_bound']:.0%}",
+            )
     run["load_average_end"] = load_average()
     run["duration_s"] = time.perf_counter() - started
-    run["notes"].append(f"llama.cpp system info: {llama_cpp.llama_print_system_info().decode().strip()}")
-    write_results(args.output, {"run": run, "results": results, "targets": targets.records})
+    run["notes"].append(
+        f"llama.cpp system info: {llama_cpp.llama_print_system_info().decode().strip()}"
+    )
+    write_results(
+        args.output, {"run": run, "results": results, "targets": targets.records}
+    )
     print(f"results written to {args.output}")
     return 0
 

@@ -2,18 +2,24 @@
 
 Run from the project root:
 
-    .venv/bin/python benchmarks/sparse.py /path/to/beir/scifact [--synthetic 100000 1000000] [--skip-synthetic]
+    .venv/bin/python benchmarks/sparse.py /path/to/beir/scifact
+        [--synthetic 100000 1000000] [--skip-synthetic]
         [--output benchmarks/results/sparse.json | --no-output] [--note TEXT]
 
-It prints plain-text tables and writes every figure to a JSON file (default benchmarks/results/sparse.json,
-structure in benchmarks/README.md); the BEIR folder is only read, and no bytecode is written:
+It prints plain-text tables and writes every figure to a JSON file (default
+benchmarks/results/sparse.json, structure in benchmarks/README.md); the BEIR folder is
+only read, and no bytecode is written:
 
-1. effectiveness on the BEIR test split (nDCG@10, R@100, RR@10 with ir_measures on top-1000 runs), beside
-   published figures (hard-coded, taken from the dataset's PROVENANCE.md);
-2. speed and memory on that corpus, with the same tokens for every library: index build time, query
-   throughput at k=10 and k=1000, array bytes, memory retained by the index and peak memory while building;
-3. the same on seeded synthetic Zipf corpora (100,000 and 1,000,000 documents by default).
+1. effectiveness on the BEIR test split (nDCG@10, R@100, RR@10 with ir_measures on
+   top-1000 runs), beside published figures (hard-coded, taken from the dataset's
+   PROVENANCE.md);
+2. speed and memory on that corpus, with the same tokens for every library: index build
+   time, query throughput at k=10 and k=1000, array bytes, memory retained by the index
+   and peak memory while building;
+3. the same on seeded synthetic Zipf corpora (100,000 and 1,000,000 documents by
+   default).
 """
+
 from __future__ import annotations
 
 import sys
@@ -21,7 +27,17 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the project
 
 from harness import (  # noqa: E402  (the benchmarks' shared harness)
-    RESULTS_DIR, load, load_average, note, run_info, table, take_turns, time_calls, verdict, write_results)
+    RESULTS_DIR,
+    load,
+    load_average,
+    note,
+    run_info,
+    table,
+    take_turns,
+    time_calls,
+    verdict,
+    write_results,
+)
 
 import argparse
 import gc
@@ -48,24 +64,37 @@ from ragbook.text import Analyzer
 K1, B = 1.5, 0.75
 MEASURES = [nDCG @ 10, R @ 100, RR @ 10]
 RUN_DEPTH = 1000
-SYNTHETIC_BUDGET_SECONDS = 180.0  # the largest synthetic size is reduced if it is predicted to take longer
-RANK_BM25_BUDGET_SECONDS = 60.0  # rank_bm25 on a synthetic corpus only if it fits in this
+SYNTHETIC_BUDGET_SECONDS = (
+    180.0  # the largest synthetic size is reduced if it is predicted to take longer
+)
+RANK_BM25_BUDGET_SECONDS = (
+    60.0  # rank_bm25 on a synthetic corpus only if it fits in this
+)
 RANK_BM25_QUERIES = 30
 
-# Published BM25 figures on SciFact's 300 test queries, flat documents (title + " " + text).
-# Source: /work/shared/data/scifact/PROVENANCE.md (which cites Pyserini/Anserini's BEIR regressions, the BEIR
-# paper, Thakur et al. 2021, and bm25s 0.3.16). They are published numbers, NOT computed by this script.
+# Published BM25 figures on SciFact's 300 test queries, flat documents (title + " " +
+# text). Source: /work/shared/data/scifact/PROVENANCE.md (which cites
+# Pyserini/Anserini's BEIR regressions, the BEIR paper, Thakur et al. 2021, and bm25s
+# 0.3.16). They are published numbers, NOT computed by this script.
 PUBLISHED = [
     # (system, nDCG@10, recall@100); None where no figure is published
-    ("Pyserini/Anserini BM25 flat (k1=0.9, b=0.4, Porter, Lucene stopwords)", 0.6789, 0.9253),
+    (
+        "Pyserini/Anserini BM25 flat (k1=0.9, b=0.4, Porter, Lucene stopwords)",
+        0.6789,
+        0.9253,
+    ),
     ("Pyserini/Anserini BM25 multifield", 0.6647, 0.9076),
     ("BEIR paper, Elasticsearch BM25", 0.665, None),
-    ("bm25s 0.3.16 default (lucene, k1=1.5, b=0.75, en stopwords, Snowball)", 0.6863, None),
+    (
+        "bm25s 0.3.16 default (lucene, k1=1.5, b=0.75, en stopwords, Snowball)",
+        0.6863,
+        None,
+    ),
     ("bm25s, stopwords only, no stemmer", 0.6617, None),
 ]
 
 
-# --- printing ----------------------------------------------------------------------------------------
+# --- printing -------------------------------------------------------------------------
 
 
 def mib(n: float | None) -> float | None:
@@ -76,11 +105,12 @@ def ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}x"
 
 
-# --- measuring ---------------------------------------------------------------------------------------
+# --- measuring ------------------------------------------------------------------------
 
 
 def traced(fn) -> tuple[object, int, int]:
-    """Run ``fn`` under tracemalloc: (result, bytes still held afterwards, peak bytes while running)."""
+    """Run ``fn`` under tracemalloc: (result, bytes still held afterwards, peak bytes
+    while running)."""
     gc.collect()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
@@ -109,12 +139,15 @@ def bm25s_nbytes(retriever) -> int:
 
 
 def ragbook_queries(query_lists):
-    # BM25.search refuses an empty term list; a query with no tokens at all gets a term no chunk has.
+    # BM25.search refuses an empty term list; a query with no tokens at all gets a term
+    # no chunk has.
     return [q if q else ["\x00"] for q in query_lists]
 
 
 def bm25s_batch(retriever, query_lists, k, n_threads):
-    return retriever.retrieve(query_lists, k=k, n_threads=n_threads, show_progress=False)
+    return retriever.retrieve(
+        query_lists, k=k, n_threads=n_threads, show_progress=False
+    )
 
 
 def bm25s_one_by_one(retriever, query_lists, k):
@@ -125,12 +158,16 @@ def distinct(tokens):
     return list(dict.fromkeys(tokens))
 
 
-# --- part 1: effectiveness ---------------------------------------------------------------------------
+# --- part 1: effectiveness ------------------------------------------------------------
 
 
 def evaluate(qrels, qids, doc_ids, rankings) -> dict:
-    """ir_measures aggregates of a run given as, per query, (document index, score) pairs."""
-    run = {q: {doc_ids[int(i)]: float(s) for i, s in ranking} for q, ranking in zip(qids, rankings)}
+    """ir_measures aggregates of a run given as, per query, (document index, score)
+    pairs."""
+    run = {
+        q: {doc_ids[int(i)]: float(s) for i, s in ranking}
+        for q, ranking in zip(qids, rankings)
+    }
     values = ir_measures.calc_aggregate(MEASURES, qrels, run)
     return {str(m): float(values[m]) for m in MEASURES}
 
@@ -145,20 +182,32 @@ def load_beir(folder):
 
 
 def bm25s_token_strings(texts, stemmer):
-    """bm25s's default pipeline, with its ids turned back into token strings through the returned vocab."""
-    tokenized = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+    """bm25s's default pipeline, with its ids turned back into token strings through the
+    returned vocab."""
+    tokenized = bm25s.tokenize(
+        texts, stopwords="en", stemmer=stemmer, show_progress=False
+    )
     words = {i: w for w, i in tokenized.vocab.items()}
     return tokenized, [[words[i] for i in ids] for ids in tokenized.ids]
 
 
 def part1(folder):
     print("=" * 100)
-    print("1. EFFECTIVENESS on the BEIR test split (documents = title + ' ' + text, 'flat')")
+    print(
+        "1. EFFECTIVENESS on the BEIR test split (documents = title + ' ' + text, "
+        "'flat')"
+    )
     print("=" * 100)
     data, doc_ids, texts, qids, qtexts = load_beir(folder)
     judgements = sum(len(v) for v in data.qrels.values())
-    print(f"corpus: {folder}  ({len(doc_ids):,} documents, {len(qids)} test queries, {judgements} judgements)")
-    print(f"scored with ir_measures {metadata.version('ir-measures')} (pytrec_eval, as trec_eval does) on top-{RUN_DEPTH} runs")
+    print(
+        f"corpus: {folder}  ({len(doc_ids):,} documents, {len(qids)} test "
+        f"queries, {judgements} judgements)"
+    )
+    print(
+        f"scored with ir_measures {metadata.version('ir-measures')} (pytrec_eval, "
+        f"as trec_eval does) on top-{RUN_DEPTH} runs"
+    )
     print()
 
     # Tokenization, timed once each.
@@ -168,7 +217,9 @@ def part1(folder):
     t_ragbook_tok = time.perf_counter() - t0
     stemmer = Stemmer.Stemmer("english")
     t0 = time.perf_counter()
-    corpus_tokenized = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+    corpus_tokenized = bm25s.tokenize(
+        texts, stopwords="en", stemmer=stemmer, show_progress=False
+    )
     t_bm25s_tok = time.perf_counter() - t0
     t0 = time.perf_counter()
     words = {i: w for w, i in corpus_tokenized.vocab.items()}
@@ -193,7 +244,8 @@ def part1(folder):
     run_s = [list(zip(d, s)) for d, s in zip(docs, scores)]
     res_s = evaluate(data.qrels, qids, doc_ids, run_s)
 
-    # b'. ragbook with count_repeats=True: a repeated query token counts once per occurrence, as bm25s does.
+    # b'. ragbook with count_repeats=True: a repeated query token counts once per
+    # occurrence, as bm25s does.
     model_d = BM25.from_tokens(doc_tokens, k1=K1, b=B, count_repeats=True)
 
     def with_repeats(q):
@@ -207,7 +259,10 @@ def part1(folder):
     for s_rb, d, s in zip(dup_scores, docs, scores):
         top = np.asarray(d[:10])
         expected = np.asarray(s[:10], dtype=np.float64) * (K1 + 1)
-        rel_err = max(rel_err, float(np.max(np.abs(s_rb[top] - expected) / np.maximum(expected, 1e-9))))
+        rel_err = max(
+            rel_err,
+            float(np.max(np.abs(s_rb[top] - expected) / np.maximum(expected, 1e-9))),
+        )
     same_top10 = sum(
         [i for i, _ in r[:10]] == [int(x) for x in d[:10]] for r, d in zip(run_d, docs)
     )
@@ -222,28 +277,56 @@ def part1(folder):
     keys = [str(m) for m in MEASURES]
     rows = [
         ["a. ragbook BM25, Analyzer(stemmer='english')"] + [res_a[k] for k in keys],
-        ["b. ragbook BM25 on bm25s tokens (distinct query terms)"] + [res_b[k] for k in keys],
+        ["b. ragbook BM25 on bm25s tokens (distinct query terms)"]
+        + [res_b[k] for k in keys],
         ["b. bm25s 0.3.16 lucene on the same tokens"] + [res_s[k] for k in keys],
-        ["b. ragbook on bm25s tokens, BM25(count_repeats=True)"] + [res_d[k] for k in keys],
+        ["b. ragbook on bm25s tokens, BM25(count_repeats=True)"]
+        + [res_d[k] for k in keys],
         ["c. rank_bm25 BM25Okapi on the same tokens"] + [res_r[k] for k in keys],
     ]
     table(["computed here (k1=1.5, b=0.75)", "nDCG@10", "R@100", "RR@10"], rows)
     table(
-        ["PUBLISHED, not computed here (source: scifact/PROVENANCE.md)", "nDCG@10", "R@100", "RR@10"],
+        [
+            "PUBLISHED, not computed here (source: scifact/PROVENANCE.md)",
+            "nDCG@10",
+            "R@100",
+            "RR@10",
+        ],
         [[name, ndcg, rec, None] for name, ndcg, rec in PUBLISHED],
     )
     diff = res_b["nDCG@10"] - res_s["nDCG@10"]
     diff_d = res_d["nDCG@10"] - res_s["nDCG@10"]
     print("Targets")
-    print(f"  a. ragbook analyzer nDCG@10 >= 0.675: {res_a['nDCG@10']:.4f}  {verdict(res_a['nDCG@10'] >= 0.675)}"
-          f"  (Pyserini flat 0.6789, bm25s default 0.6863: published)")
-    print(f"  b. |nDCG@10 ragbook - bm25s| <= 0.001 on the same tokens and the same query model: "
-          f"{diff_d:+.4f}  {verdict(abs(diff_d) <= 0.001)}")
-    print(f"     (BM25(count_repeats=True): {with_rep} of {len(qids)} queries repeat a token ({n_empty} have none), and bm25s")
-    print(f"     adds a term once per occurrence; with ragbook's default, a sum over distinct query terms as in the")
-    print(f"     formula, the difference is {diff:+.4f}: a different query model, not a different BM25)")
-    print(f"     with the same top 10 for {same_top10} of {len(qids)} queries; max relative difference between ragbook's")
-    print(f"     score and bm25s's score x (k1+1) = {K1 + 1} over those top 10s: {rel_err:.1e} (float32 rounding).")
+    print(
+        f"  a. ragbook analyzer nDCG@10 >= 0.675: {res_a['nDCG@10']:.4f}  "
+        f"{verdict(res_a['nDCG@10'] >= 0.675)}"
+        f"  (Pyserini flat 0.6789, bm25s default 0.6863: published)"
+    )
+    print(
+        "  b. |nDCG@10 ragbook - bm25s| <= 0.001 on the same tokens and the same "
+        "query model: "
+        f"{diff_d:+.4f}  {verdict(abs(diff_d) <= 0.001)}"
+    )
+    print(
+        f"     (BM25(count_repeats=True): {with_rep} of {len(qids)} queries "
+        f"repeat a token ({n_empty} have none), and bm25s"
+    )
+    print(
+        "     adds a term once per occurrence; with ragbook's default, a sum over "
+        "distinct query terms as in the"
+    )
+    print(
+        f"     formula, the difference is {diff:+.4f}: a different query model, "
+        "not a different BM25)"
+    )
+    print(
+        f"     with the same top 10 for {same_top10} of {len(qids)} queries; max "
+        "relative difference between ragbook's"
+    )
+    print(
+        f"     score and bm25s's score x (k1+1) = {K1 + 1} over those top 10s: "
+        f"{rel_err:.1e} (float32 rounding)."
+    )
     print(f"     ragbook's scores are bm25s's times k1+1, which changes no ranking.")
     print()
     tok = {
@@ -251,7 +334,10 @@ def part1(folder):
         "bm25s.tokenize(stopwords='en', Snowball)": t_bm25s_tok,
         "  + bm25s ids back to token strings": t_to_strings,
     }
-    table(["tokenization of the corpus, timed once", "seconds"], [[k, v] for k, v in tok.items()])
+    table(
+        ["tokenization of the corpus, timed once", "seconds"],
+        [[k, v] for k, v in tok.items()],
+    )
     key = {"nDCG@10": "ndcg_at_10", "R@100": "recall_at_100", "RR@10": "rr_at_10"}
     record = {
         "dataset": os.path.basename(os.path.normpath(folder)),
@@ -262,8 +348,13 @@ def part1(folder):
         "run_depth": RUN_DEPTH,
         "systems": {
             name: {key[m]: v for m, v in res.items()}
-            for name, res in (("ragbook_analyzer", res_a), ("ragbook_bm25s_tokens", res_b), ("bm25s", res_s),
-                              ("ragbook_bm25s_tokens_count_repeats", res_d), ("rank_bm25", res_r))
+            for name, res in (
+                ("ragbook_analyzer", res_a),
+                ("ragbook_bm25s_tokens", res_b),
+                ("bm25s", res_s),
+                ("ragbook_bm25s_tokens_count_repeats", res_d),
+                ("rank_bm25", res_r),
+            )
         },
         "ragbook_count_repeats_minus_bm25s_ndcg_at_10": diff_d,
         "ragbook_distinct_terms_minus_bm25s_ndcg_at_10": diff,
@@ -271,38 +362,56 @@ def part1(folder):
         "queries_without_tokens": n_empty,
         "same_top10_count_repeats_vs_bm25s": same_top10,
         "max_relative_score_difference_top10": rel_err,
-        "published": [{"system": name, "ndcg_at_10": ndcg, "recall_at_100": rec} for name, ndcg, rec in PUBLISHED],
-        "tokenization_s": {"ragbook_analyzer": t_ragbook_tok, "bm25s_tokenize": t_bm25s_tok,
-                           "bm25s_ids_to_strings": t_to_strings},
+        "published": [
+            {"system": name, "ndcg_at_10": ndcg, "recall_at_100": rec}
+            for name, ndcg, rec in PUBLISHED
+        ],
+        "tokenization_s": {
+            "ragbook_analyzer": t_ragbook_tok,
+            "bm25s_tokenize": t_bm25s_tok,
+            "bm25s_ids_to_strings": t_to_strings,
+        },
     }
     return doc_tokens, query_tokens, corpus_tokenized, n_tokens, record
 
 
-# --- parts 2 and 3: speed and memory -----------------------------------------------------------------
+# --- parts 2 and 3: speed and memory --------------------------------------------------
 
 
 class Clock:
-    """Predicted cost of a section: one build of each kind, one traced build, QUERY_REPEATS query passes."""
+    """Predicted cost of a section: one build of each kind, one traced build,
+    QUERY_REPEATS query passes."""
 
     def __init__(self):
         self.single_pass = 0.0
 
 
-QUERY_REPEATS = 3  # query passes are always best of 3: they are the most sensitive to other load
+QUERY_REPEATS = (
+    3  # query passes are always best of 3: they are the most sensitive to other load
+)
 
 
 def choose_bm25s_mode(retriever, query_lists) -> tuple[str, dict]:
-    """Time bm25s's documented retrieval paths on the SciFact queries; return the fastest and all timings."""
+    """Time bm25s's documented retrieval paths on the SciFact queries; return the
+    fastest and all timings."""
     modes = {
-        "retrieve(batch, n_threads=0)": lambda k: bm25s_batch(retriever, query_lists, k, 0),
-        "retrieve(batch, n_threads=1)": lambda k: bm25s_batch(retriever, query_lists, k, 1),
-        "retrieve([q]) one query at a time": lambda k: bm25s_one_by_one(retriever, query_lists, k),
+        "retrieve(batch, n_threads=0)": lambda k: bm25s_batch(
+            retriever, query_lists, k, 0
+        ),
+        "retrieve(batch, n_threads=1)": lambda k: bm25s_batch(
+            retriever, query_lists, k, 1
+        ),
+        "retrieve([q]) one query at a time": lambda k: bm25s_one_by_one(
+            retriever, query_lists, k
+        ),
     }
     for fn in modes.values():
         fn(10)  # warm-up
     timings = {name: {} for name in modes}
     for k in (10, 1000):
-        turns = take_turns({name: (lambda fn=fn: fn(k)) for name, fn in modes.items()}, 5)
+        turns = take_turns(
+            {name: (lambda fn=fn: fn(k)) for name, fn in modes.items()}, 5
+        )
         best = {name: t.best for name, t in turns.items()}
         for name, t in best.items():
             timings[name][k] = len(query_lists) / t
@@ -320,15 +429,17 @@ BM25S_MODES = {
 def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock=None):
     """Build, query and memory measurements; prints the tables and returns the numbers.
 
-    ``repeats``: builds are best of that many; query passes are best of QUERY_REPEATS, the libraries taking
-    turns pass by pass so that a burst of load from elsewhere hits both alike.
+    ``repeats``: builds are best of that many; query passes are best of QUERY_REPEATS,
+    the libraries taking turns pass by pass so that a burst of load from elsewhere hits
+    both alike.
     """
     n_docs, n_q = len(doc_tokens), len(query_tokens)
     rq = ragbook_queries(query_tokens)
     out = {"ragbook": {}, "bm25s": {}, "rank_bm25": {}}
     single = 0.0
 
-    # Build time (best of `repeats`), then a separate build under tracemalloc for the memory.
+    # Build time (best of `repeats`), then a separate build under tracemalloc for the
+    # memory.
     for name, build in (("ragbook", build_ragbook), ("bm25s", build_bm25s)):
         note(f"{label}: building {name} x{repeats}")
         built = time_calls(lambda: build(doc_tokens), repeats)
@@ -359,10 +470,13 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
         note(f"{label}: queries k={k}")
         ragbook_model.search(rq[0], k)  # warm-up
         run(bm25s_model, query_tokens[:5], k)
-        turns = take_turns({
-            "ragbook": lambda: [ragbook_model.search_arrays(q, k) for q in rq],
-            "bm25s": lambda: run(bm25s_model, query_tokens, k),
-        }, QUERY_REPEATS)
+        turns = take_turns(
+            {
+                "ragbook": lambda: [ragbook_model.search_arrays(q, k) for q in rq],
+                "bm25s": lambda: run(bm25s_model, query_tokens, k),
+            },
+            QUERY_REPEATS,
+        )
         best = {name: t.best for name, t in turns.items()}
         for name, t in best.items():
             out[name][f"qps{k}"] = n_q / t
@@ -370,7 +484,8 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
     del ragbook_model, bm25s_model
     gc.collect()
 
-    # rank_bm25: build once or best of `repeats`, throughput on a subset of queries, extrapolated.
+    # rank_bm25: build once or best of `repeats`, throughput on a subset of queries,
+    # extrapolated.
     rank_note = None
     if rank_plan is not None:
         rank_repeats, n_sub = rank_plan
@@ -388,12 +503,18 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
         ids = list(range(n_docs))
         for k in (10, 1000):
             note(f"{label}: rank_bm25 queries k={k}")
-            t = time_calls(lambda: [okapi.get_top_n(q, ids, n=k) for q in subset], rank_repeats).best
+            t = time_calls(
+                lambda: [okapi.get_top_n(q, ids, n=k) for q in subset], rank_repeats
+            ).best
             out["rank_bm25"][f"qps{k}"] = len(subset) / t
         del okapi
         gc.collect()
-        rank_note = (f"rank_bm25 query throughput measured on the first {len(subset)} of the {n_q} queries "
-                     f"(get_top_n, best of {rank_repeats}) and extrapolated: queries/s = {len(subset)} / time.")
+        rank_note = (
+            f"rank_bm25 query throughput measured on the first {len(subset)} of "
+            f"the {n_q} queries "
+            f"(get_top_n, best of {rank_repeats}) and extrapolated: queries/s = "
+            f"{len(subset)} / time."
+        )
     if clock is not None:
         clock.single_pass = single
 
@@ -407,42 +528,104 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
         extra = [ratio(r.get(key), o.get(key))] if has_o else []
         return [title, *vals, ratio(r.get(key), s.get(key)), *extra]
 
-    table(headers, [
-        row("index build, s (lower is better)", "build"),
-        row("queries/s, k=10 (higher is better)", "qps10"),
-        row("queries/s, k=1000 (higher is better)", "qps1000"),
-        row("index arrays, MiB", "arrays", mib),
-        row("  ragbook arrays + its idf array, MiB", "arrays+idf", mib),
-        row("held after build (tracemalloc), MiB", "held", mib),
-        row("peak during build (tracemalloc), MiB", "peak", mib),
-    ], title=f"{label}: {n_docs:,} documents, {sum(map(len, doc_tokens)):,} tokens, {n_q:,} queries; "
-             f"build best of {repeats}, queries best of {QUERY_REPEATS} passes")
+    table(
+        headers,
+        [
+            row("index build, s (lower is better)", "build"),
+            row("queries/s, k=10 (higher is better)", "qps10"),
+            row("queries/s, k=1000 (higher is better)", "qps1000"),
+            row("index arrays, MiB", "arrays", mib),
+            row("  ragbook arrays + its idf array, MiB", "arrays+idf", mib),
+            row("held after build (tracemalloc), MiB", "held", mib),
+            row("peak during build (tracemalloc), MiB", "peak", mib),
+        ],
+        title=f"{label}: {n_docs:,} documents, {sum(map(len, doc_tokens)):,} tokens, "
+        f"{n_q:,} queries; "
+        f"build best of {repeats}, queries best of {QUERY_REPEATS} passes",
+    )
     if rank_note:
         print("  " + rank_note)
-    print(f"  bm25s retrieval path: {bm25s_mode}, backend='numpy', sorted=True, show_progress=False.")
-    print(f"  ragbook: BM25.search_arrays(token_list, k) per query (returns arrays of ids and scores, as bm25s does;")
-    print(f"           BM25.search, which builds a list of (id, score) pairs, is timed in the breakdown below).")
-    print("  index arrays: ragbook BM25.nbytes (doc_ids + weights + indptr); bm25s scores data + indices + indptr.")
-    print("  held = bytes tracemalloc still counts after the build (arrays, vocabulary dict, per-document objects);")
-    print("  peak = the most bytes traced at once during the build; the input token lists existed before and are excluded.")
+    print(
+        f"  bm25s retrieval path: {bm25s_mode}, backend='numpy', sorted=True, "
+        "show_progress=False."
+    )
+    print(
+        "  ragbook: BM25.search_arrays(token_list, k) per query (returns arrays of ids "
+        "and scores, as bm25s does;"
+    )
+    print(
+        "           BM25.search, which builds a list of (id, score) pairs, is timed in "
+        "the breakdown below)."
+    )
+    print(
+        "  index arrays: ragbook BM25.nbytes (doc_ids + weights + indptr); bm25s "
+        "scores data + indices + indptr."
+    )
+    print(
+        "  held = bytes tracemalloc still counts after the build (arrays, "
+        "vocabulary dict, per-document objects);"
+    )
+    print(
+        "  peak = the most bytes traced at once during the build; the input token "
+        "lists existed before and are excluded."
+    )
     print()
     targets = [  # (target, met, ragbook's figure, the other library's figure)
-        (f"query throughput >= bm25s numpy, k=10", r["qps10"] >= s["qps10"], r["qps10"], s["qps10"]),
-        (f"query throughput >= bm25s numpy, k=1000", r["qps1000"] >= s["qps1000"], r["qps1000"], s["qps1000"]),
-        ("index build <= 1.5x bm25s", r["build"] <= 1.5 * s["build"], r["build"], s["build"]),
-        ("index memory (arrays) <= bm25s", r["arrays"] <= s["arrays"], r["arrays"], s["arrays"]),
+        (
+            f"query throughput >= bm25s numpy, k=10",
+            r["qps10"] >= s["qps10"],
+            r["qps10"],
+            s["qps10"],
+        ),
+        (
+            f"query throughput >= bm25s numpy, k=1000",
+            r["qps1000"] >= s["qps1000"],
+            r["qps1000"],
+            s["qps1000"],
+        ),
+        (
+            "index build <= 1.5x bm25s",
+            r["build"] <= 1.5 * s["build"],
+            r["build"],
+            s["build"],
+        ),
+        (
+            "index memory (arrays) <= bm25s",
+            r["arrays"] <= s["arrays"],
+            r["arrays"],
+            s["arrays"],
+        ),
     ]
     if has_o:
         targets += [
-            ("throughput >= 20x rank_bm25, k=10", r["qps10"] >= 20 * o["qps10"], r["qps10"], o["qps10"]),
-            ("throughput >= 20x rank_bm25, k=1000", r["qps1000"] >= 20 * o["qps1000"], r["qps1000"], o["qps1000"]),
+            (
+                "throughput >= 20x rank_bm25, k=10",
+                r["qps10"] >= 20 * o["qps10"],
+                r["qps10"],
+                o["qps10"],
+            ),
+            (
+                "throughput >= 20x rank_bm25, k=1000",
+                r["qps1000"] >= 20 * o["qps1000"],
+                r["qps1000"],
+                o["qps1000"],
+            ),
         ]
     print(f"Targets ({label})")
     for text, met, mine, other in targets:
         print(f"  {text:<42} ragbook/other = {ratio(mine, other):>8}  {verdict(met)}")
     print()
-    out["record"] = speed_record(out, names, n_docs, sum(map(len, doc_tokens)), n_q, repeats, bm25s_mode,
-                                 rank_note, targets)
+    out["record"] = speed_record(
+        out,
+        names,
+        n_docs,
+        sum(map(len, doc_tokens)),
+        n_q,
+        repeats,
+        bm25s_mode,
+        rank_note,
+        targets,
+    )
     return out
 
 
@@ -457,16 +640,27 @@ SYSTEM_KEYS = {  # speed() key -> results-file key, and the scale from the measu
 }
 
 
-def speed_record(out, names, n_docs, n_tokens, n_q, repeats, bm25s_mode, rank_note, targets) -> dict:
-    """The results-file form of one speed() section: figures per system, ratios of ragbook to each other."""
-    systems = {name: {new: scale(out[name].get(old)) for old, (new, scale) in SYSTEM_KEYS.items()}
-               for name in names}
+def speed_record(
+    out, names, n_docs, n_tokens, n_q, repeats, bm25s_mode, rank_note, targets
+) -> dict:
+    """The results-file form of one speed() section: figures per system, ratios of
+    ragbook to each other."""
+    systems = {
+        name: {
+            new: scale(out[name].get(old)) for old, (new, scale) in SYSTEM_KEYS.items()
+        }
+        for name in names
+    }
     ratios = {}
     for other in names[1:]:
         ratios[f"ragbook/{other}"] = {
-            new: (None if out["ragbook"].get(old) is None or not out[other].get(old)
-                  else out["ragbook"][old] / out[other][old])
-            for old, (new, _) in SYSTEM_KEYS.items()}
+            new: (
+                None
+                if out["ragbook"].get(old) is None or not out[other].get(old)
+                else out["ragbook"][old] / out[other][old]
+            )
+            for old, (new, _) in SYSTEM_KEYS.items()
+        }
     return {
         "documents": n_docs,
         "tokens": n_tokens,
@@ -476,44 +670,68 @@ def speed_record(out, names, n_docs, n_tokens, n_q, repeats, bm25s_mode, rank_no
         "bm25s_retrieval_path": bm25s_mode,
         "systems": systems,
         "ratios": ratios,
-        "targets": [{"target": text, "met": bool(met), "ratio": mine / other if other else None}
-                    for text, met, mine, other in targets],
+        "targets": [
+            {"target": text, "met": bool(met), "ratio": mine / other if other else None}
+            for text, met, mine, other in targets
+        ],
         "notes": [rank_note] if rank_note else [],
     }
 
 
 def part2(doc_tokens, query_tokens, corpus_tokenized):
     print("=" * 100)
-    print("2. SPEED AND MEMORY on SciFact, same tokens for all (bm25s default pipeline, as token strings)")
+    print(
+        "2. SPEED AND MEMORY on SciFact, same tokens for all (bm25s default "
+        "pipeline, as token strings)"
+    )
     print("=" * 100)
     note("SciFact: choosing bm25s's fastest retrieval path")
     retriever = build_bm25s(doc_tokens)
     mode, timings = choose_bm25s_mode(retriever, query_tokens)
-    table(["bm25s retrieval path (single worker), 300 queries, best of 5", "q/s k=10", "q/s k=1000"],
-          [[m, t[10], t[1000]] for m, t in timings.items()],
-          title=f"bm25s's documented retrieval paths, taking turns; the fastest, '{mode}', is used below")
-    t_ids = time_calls(lambda: bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy").index(
-        corpus_tokenized, show_progress=False), 3).best
+    table(
+        [
+            "bm25s retrieval path (single worker), 300 queries, best of 5",
+            "q/s k=10",
+            "q/s k=1000",
+        ],
+        [[m, t[10], t[1000]] for m, t in timings.items()],
+        title="bm25s's documented retrieval paths, taking turns; the fastest, "
+        f"'{mode}', is used below",
+    )
+    t_ids = time_calls(
+        lambda: bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy").index(
+            corpus_tokenized, show_progress=False
+        ),
+        3,
+    ).best
     del retriever
     out = speed("SciFact", doc_tokens, query_tokens, mode, 3, (3, RANK_BM25_QUERIES))
-    print(f"  for reference, bm25s indexing its own Tokenized ids (skipping the string -> id step): {t_ids:.3f} s "
-          f"(ragbook/that = {out['ragbook']['build'] / t_ids:.2f}x)")
+    print(
+        "  for reference, bm25s indexing its own Tokenized ids (skipping the "
+        f"string -> id step): {t_ids:.3f} s "
+        f"(ragbook/that = {out['ragbook']['build'] / t_ids:.2f}x)"
+    )
     print()
     breakdown = search_breakdown(doc_tokens, query_tokens)
     record = out["record"]
-    record["bm25s_paths_queries_per_s"] = {m: {"k10": t[10], "k1000": t[1000]} for m, t in timings.items()}
+    record["bm25s_paths_queries_per_s"] = {
+        m: {"k10": t[10], "k1000": t[1000]} for m, t in timings.items()
+    }
     record["bm25s_index_own_ids_build_s"] = t_ids
     record["ragbook_search_breakdown_us_per_query"] = breakdown
     return mode, out
 
 
 def search_breakdown(doc_tokens, query_tokens):
-    """Where BM25.search spends its time: scoring, selecting the top k, and building the list of pairs."""
+    """Where BM25.search spends its time: scoring, selecting the top k, and building the
+    list of pairs."""
     model = build_ragbook(doc_tokens)
     rq = ragbook_queries(query_tokens)
     all_scores = [model.scores(q) for q in rq]
 
-    def arrays_only(s, k):  # top_k's selection and order, without turning the result into Python pairs
+    def arrays_only(
+        s, k
+    ):  # top_k's selection and order, without turning the result into Python pairs
         kth = s[np.argpartition(-s, k - 1)[k - 1]]
         above = np.flatnonzero(s > kth)
         keep = np.concatenate([above, np.flatnonzero(s == kth)[: k - above.size]])
@@ -529,18 +747,39 @@ def search_breakdown(doc_tokens, query_tokens):
         t_top = per_query(lambda: [top_k(s, k) for s in all_scores])
         t_arrays = per_query(lambda: [arrays_only(s, k) for s in all_scores])
         rows.append([f"k={k}", t_search, t_scores, t_top, t_arrays, t_top - t_arrays])
-        breakdown[f"k{k}"] = {"search": t_search, "scores": t_scores, "top_k": t_top,
-                              "top_k_as_arrays": t_arrays, "list_of_pairs": t_top - t_arrays}
-    table(["ragbook, microseconds per query", "search", "scores()", "top_k()", "  top-k as arrays",
-           "  list of pairs"], rows,
-          title="Diagnosis: where ragbook's BM25.search spends its time on SciFact (best of 3)")
-    print("  'top-k as arrays' = top_k's own selection and ordering returning numpy arrays (as bm25s does);")
-    print("  'list of pairs' = the rest of top_k: arange + copy of the candidates and the Python list of (int, float).")
+        breakdown[f"k{k}"] = {
+            "search": t_search,
+            "scores": t_scores,
+            "top_k": t_top,
+            "top_k_as_arrays": t_arrays,
+            "list_of_pairs": t_top - t_arrays,
+        }
+    table(
+        [
+            "ragbook, microseconds per query",
+            "search",
+            "scores()",
+            "top_k()",
+            "  top-k as arrays",
+            "  list of pairs",
+        ],
+        rows,
+        title="Diagnosis: where ragbook's BM25.search spends its time on SciFact (best "
+        "of 3)",
+    )
+    print(
+        "  'top-k as arrays' = top_k's own selection and ordering returning numpy "
+        "arrays (as bm25s does);"
+    )
+    print(
+        "  'list of pairs' = the rest of top_k: arange + copy of the candidates "
+        "and the Python list of (int, float)."
+    )
     print()
     return breakdown
 
 
-# --- part 3: synthetic corpora -----------------------------------------------------------------------
+# --- part 3: synthetic corpora --------------------------------------------------------
 
 VOCABULARY = 200_000
 ZIPF_EXPONENT = 1.1
@@ -549,10 +788,12 @@ N_QUERIES = 1000
 
 
 def synthetic(n_docs: int, seed: int = 0):
-    """Seeded Zipf corpus: token strings "t<rank>", rank r drawn with probability proportional to r^-1.1.
+    """Seeded Zipf corpus: token strings "t<rank>", rank r drawn with probability
+    proportional to r^-1.1.
 
-    Queries (2 to 6 distinct terms from the same distribution) are drawn first, so that every corpus size
-    has the same queries. Document lengths: 1 + Poisson(Gamma(shape 2, scale 29.5)), mean 60.
+    Queries (2 to 6 distinct terms from the same distribution) are drawn first, so that
+    every corpus size has the same queries. Document lengths: 1 + Poisson(Gamma(shape 2,
+    scale 29.5)), mean 60.
     """
     rng = np.random.default_rng(seed)
     p = np.arange(1, VOCABULARY + 1, dtype=np.float64) ** -ZIPF_EXPONENT
@@ -561,13 +802,17 @@ def synthetic(n_docs: int, seed: int = 0):
     names = np.array([f"t{i}" for i in range(VOCABULARY)], dtype=object)
 
     def draw(n):
-        return np.minimum(np.searchsorted(cdf, rng.random(n), side="right"), VOCABULARY - 1)
+        return np.minimum(
+            np.searchsorted(cdf, rng.random(n), side="right"), VOCABULARY - 1
+        )
 
     q_lengths = rng.integers(2, 7, size=N_QUERIES)
     queries = []
     for length in q_lengths:
         terms = []
-        while len(terms) < length:  # distinct terms, so every library does the same work
+        while (
+            len(terms) < length
+        ):  # distinct terms, so every library does the same work
             terms = distinct(terms + names[draw(length - len(terms))].tolist())
         queries.append(terms)
     lengths = 1 + rng.poisson(rng.gamma(2.0, (MEAN_LENGTH - 1) / 2.0, size=n_docs))
@@ -578,27 +823,52 @@ def synthetic(n_docs: int, seed: int = 0):
     return docs, queries
 
 
-def part3(sizes, bm25s_mode, scifact_rank_build_per_token, budget=SYNTHETIC_BUDGET_SECONDS):
+def part3(
+    sizes, bm25s_mode, scifact_rank_build_per_token, budget=SYNTHETIC_BUDGET_SECONDS
+):
     print("=" * 100)
-    print("3. SPEED AND MEMORY on synthetic Zipf corpora (ragbook vs bm25s; rank_bm25 only at 100,000 if it fits)")
+    print(
+        "3. SPEED AND MEMORY on synthetic Zipf corpora (ragbook vs bm25s; "
+        "rank_bm25 only at 100,000 if it fits)"
+    )
     print("=" * 100)
-    print(f"generator: numpy default_rng(0); vocabulary {VOCABULARY:,} terms 't0'..'t{VOCABULARY - 1}', rank r drawn")
-    print(f"with probability ~ r^-{ZIPF_EXPONENT}; document length 1 + Poisson(Gamma(2, {(MEAN_LENGTH - 1) / 2})), mean {MEAN_LENGTH};")
-    print(f"{N_QUERIES:,} queries of 2-6 distinct terms from the same distribution (drawn first: the same for every size).")
-    limit = f"a size predicted to take more than {budget:.0f} s is reduced" if budget > 0 else "none (--budget 0)"
+    print(
+        f"generator: numpy default_rng(0); vocabulary {VOCABULARY:,} terms "
+        f"'t0'..'t{VOCABULARY - 1}', rank r drawn"
+    )
+    print(
+        f"with probability ~ r^-{ZIPF_EXPONENT}; document length 1 + "
+        f"Poisson(Gamma(2, {(MEAN_LENGTH - 1) / 2})), mean {MEAN_LENGTH};"
+    )
+    print(
+        f"{N_QUERIES:,} queries of 2-6 distinct terms from the same distribution "
+        "(drawn first: the same for every size)."
+    )
+    limit = (
+        f"a size predicted to take more than {budget:.0f} s is reduced"
+        if budget > 0
+        else "none (--budget 0)"
+    )
     print(f"budget: {limit}; above 100,000 documents the")
-    print(f"builds are timed once (best of 1), at 100,000 and below best of 3; query passes always best of {QUERY_REPEATS}.")
+    print(
+        "builds are timed once (best of 1), at 100,000 and below best of 3; "
+        f"query passes always best of {QUERY_REPEATS}."
+    )
     print()
     prev_size, prev_cost = None, None
     results, notes = {}, []
     for n in sizes:
         if prev_cost is not None:
-            # one pass of every measurement scaled linearly, plus 30% (sorts, cache misses: measured 100k -> 400k)
+            # one pass of every measurement scaled linearly, plus 30% (sorts, cache
+            # misses: measured 100k -> 400k)
             predicted = prev_cost * (n / prev_size) * 1.3
             if budget > 0 and predicted > budget:
                 reduced = int(n * budget / predicted) // 100_000 * 100_000
-                message = (f"{n:,} documents predicted to take {predicted:.0f} s > {budget:.0f} s on this machine; "
-                           f"reduced to {reduced:,} documents (--budget 0 runs the full size).")
+                message = (
+                    f"{n:,} documents predicted to take {predicted:.0f} s > "
+                    f"{budget:.0f} s on this machine; "
+                    f"reduced to {reduced:,} documents (--budget 0 runs the full size)."
+                )
                 print("NOTE: " + message)
                 notes.append(message)
                 n = reduced
@@ -612,13 +882,18 @@ def part3(sizes, bm25s_mode, scifact_rank_build_per_token, budget=SYNTHETIC_BUDG
         docs, queries = synthetic(n)
         t_gen = time.perf_counter() - t0
         n_tok = sum(map(len, docs))
-        print(f"synthetic {n:,}: generated {n_tok:,} tokens ({n_tok / n:.1f} per document, "
-              f"{len({t for d in docs[:20000] for t in d}):,} distinct terms in the first 20,000 documents) in {t_gen:.1f} s")
+        print(
+            f"synthetic {n:,}: generated {n_tok:,} tokens ({n_tok / n:.1f} per "
+            "document, "
+            f"{len({t for d in docs[:20000] for t in d}):,} distinct terms in the "
+            f"first 20,000 documents) in {t_gen:.1f} s"
+        )
         repeats = 3 if n <= 100_000 else 1
         rank_plan, rank_msg = None, None
         if n <= 100_000:
             predicted_build = scifact_rank_build_per_token * n_tok
-            # build, traced build (~2x), 2 x 30 queries: estimated from a 3-query probe after the build
+            # build, traced build (~2x), 2 x 30 queries: estimated from a 3-query probe
+            # after the build
             if 3 * predicted_build < RANK_BM25_BUDGET_SECONDS:
                 okapi = build_rank_bm25(docs)
                 t0 = time.perf_counter()
@@ -632,21 +907,35 @@ def part3(sizes, bm25s_mode, scifact_rank_build_per_token, budget=SYNTHETIC_BUDG
                 if est < RANK_BM25_BUDGET_SECONDS:
                     rank_plan = (1, RANK_BM25_QUERIES)
                 else:
-                    rank_msg = f"rank_bm25 skipped at {n:,}: estimated {est:.0f} s > {RANK_BM25_BUDGET_SECONDS:.0f} s"
+                    rank_msg = (
+                        f"rank_bm25 skipped at {n:,}: estimated {est:.0f} s > "
+                        f"{RANK_BM25_BUDGET_SECONDS:.0f} s"
+                    )
             else:
-                rank_msg = (f"rank_bm25 skipped at {n:,}: estimated build {predicted_build:.0f} s, too long for "
-                            f"{RANK_BM25_BUDGET_SECONDS:.0f} s")
+                rank_msg = (
+                    f"rank_bm25 skipped at {n:,}: estimated build "
+                    f"{predicted_build:.0f} s, too long for "
+                    f"{RANK_BM25_BUDGET_SECONDS:.0f} s"
+                )
         else:
             rank_msg = f"rank_bm25 not run at {n:,} (only at 100,000)"
         clock = Clock()
-        out = speed(f"synthetic {n:,}", docs, queries, bm25s_mode, repeats, rank_plan, clock)
+        out = speed(
+            f"synthetic {n:,}", docs, queries, bm25s_mode, repeats, rank_plan, clock
+        )
         record = out["record"]
         if rank_msg:
             print("  " + rank_msg)
             record["notes"].append(rank_msg)
         if rank_plan is not None:
-            print(f"  rank_bm25 at {n:,}: build and the query subset timed once (best of 1).")
-            record["notes"].append(f"rank_bm25 at {n:,}: build and the query subset timed once (best of 1).")
+            print(
+                f"  rank_bm25 at {n:,}: build and the query subset timed once "
+                "(best of 1)."
+            )
+            record["notes"].append(
+                f"rank_bm25 at {n:,}: build and the query subset timed once (best "
+                "of 1)."
+            )
         total = time.perf_counter() - t_start
         print(f"  section time {total:.0f} s")
         record["generation_s"] = t_gen
@@ -658,9 +947,17 @@ def part3(sizes, bm25s_mode, scifact_rank_build_per_token, budget=SYNTHETIC_BUDG
         del docs, queries
         gc.collect()
     return {
-        "generator": {"seed": 0, "vocabulary": VOCABULARY, "zipf_exponent": ZIPF_EXPONENT,
-                      "mean_length": MEAN_LENGTH, "queries": N_QUERIES,
-                      "query_terms": "2-6 distinct terms, drawn from the same distribution, the same for every size"},
+        "generator": {
+            "seed": 0,
+            "vocabulary": VOCABULARY,
+            "zipf_exponent": ZIPF_EXPONENT,
+            "mean_length": MEAN_LENGTH,
+            "queries": N_QUERIES,
+            "query_terms": (
+                "2-6 distinct terms, drawn from the same distribution, the same for "
+                "every size"
+            ),
+        },
         "budget_s": budget,
         "requested_sizes": list(sizes),
         "notes": notes,
@@ -668,12 +965,19 @@ def part3(sizes, bm25s_mode, scifact_rank_build_per_token, budget=SYNTHETIC_BUDG
     }
 
 
-# --- main --------------------------------------------------------------------------------------------
+# --- main -----------------------------------------------------------------------------
 
 
-
-
-DISTRIBUTIONS = ("numpy", "bm25s", "rank-bm25", "ir-measures", "pytrec-eval-terrier", "PyStemmer", "scipy", "ragbook")
+DISTRIBUTIONS = (
+    "numpy",
+    "bm25s",
+    "rank-bm25",
+    "ir-measures",
+    "pytrec-eval-terrier",
+    "PyStemmer",
+    "scipy",
+    "ragbook",
+)
 
 
 def machine() -> None:
@@ -686,35 +990,83 @@ def machine() -> None:
     cpu = platform.processor() or "?"
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+            cpu = next(
+                line.split(":", 1)[1].strip()
+                for line in f
+                if line.startswith("model name")
+            )
     except (OSError, StopIteration):
         pass
     print(f"ragbook sparse benchmark, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
-    print(f"machine: {platform.platform()}; CPU: {cpu}; os.cpu_count() = {os.cpu_count()}")
+    print(
+        f"machine: {platform.platform()}; CPU: {cpu}; os.cpu_count() = {os.cpu_count()}"
+    )
     print(f"Python {platform.python_version()} ({platform.python_implementation()})")
     print("libraries: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    print(f"BM25 parameters everywhere: k1={K1}, b={B}; timing: time.perf_counter; single-threaded")
-    print(f"load average at start (1, 5, 15 min): {load()} (other processes on the machine inflate the timings)")
+    print(
+        f"BM25 parameters everywhere: k1={K1}, b={B}; timing: time.perf_counter; "
+        "single-threaded"
+    )
+    print(
+        f"load average at start (1, 5, 15 min): {load()} (other processes on the "
+        "machine inflate the timings)"
+    )
     print()
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("folder", help="a BEIR dataset folder (corpus.jsonl[.gz], queries.jsonl, qrels/test.tsv)")
-    parser.add_argument("--synthetic", type=int, nargs="+", default=[100_000, 1_000_000], metavar="N",
-                        help="synthetic corpus sizes (default: 100000 1000000)")
+    parser.add_argument(
+        "folder",
+        help="a BEIR dataset folder (corpus.jsonl[.gz], queries.jsonl, qrels/test.tsv)",
+    )
+    parser.add_argument(
+        "--synthetic",
+        type=int,
+        nargs="+",
+        default=[100_000, 1_000_000],
+        metavar="N",
+        help="synthetic corpus sizes (default: 100000 1000000)",
+    )
     parser.add_argument("--skip-synthetic", action="store_true", help="skip part 3")
-    parser.add_argument("--budget", type=float, default=SYNTHETIC_BUDGET_SECONDS, metavar="SECONDS",
-                        help="reduce a synthetic size predicted to take longer than this (default 180; 0: never)")
-    parser.add_argument("--output", default=os.path.join(RESULTS_DIR, "sparse.json"), metavar="PATH",
-                        help="results file (default: benchmarks/results/sparse.json)")
-    parser.add_argument("--no-output", action="store_true", help="print only; write no results file")
-    parser.add_argument("--note", action="append", default=[], metavar="TEXT",
-                        help="a note stored in the results file's run.notes (repeatable), e.g. why sizes were capped")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=SYNTHETIC_BUDGET_SECONDS,
+        metavar="SECONDS",
+        help="reduce a synthetic size predicted to take longer than this (default 180; "
+        "0: never)",
+    )
+    parser.add_argument(
+        "--output",
+        default=os.path.join(RESULTS_DIR, "sparse.json"),
+        metavar="PATH",
+        help="results file (default: benchmarks/results/sparse.json)",
+    )
+    parser.add_argument(
+        "--no-output", action="store_true", help="print only; write no results file"
+    )
+    parser.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a note stored in the results file's run.notes (repeatable), e.g. why "
+        "sizes were capped",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    run = run_info("sparse", argv, {"folder": args.folder, "synthetic": args.synthetic,
-                                    "skip_synthetic": args.skip_synthetic, "budget_s": args.budget}, DISTRIBUTIONS)
+    run = run_info(
+        "sparse",
+        argv,
+        {
+            "folder": args.folder,
+            "synthetic": args.synthetic,
+            "skip_synthetic": args.skip_synthetic,
+            "budget_s": args.budget,
+        },
+        DISTRIBUTIONS,
+    )
     run["notes"] += args.note
     machine()
     doc_tokens, query_tokens, corpus_tokenized, _, effectiveness = part1(args.folder)
@@ -722,8 +1074,14 @@ def main(argv=None) -> None:
     results = {
         "schema_version": 1,
         "run": run,
-        "parameters": {"k1": K1, "b": B, "measures": [str(m) for m in MEASURES], "run_depth": RUN_DEPTH,
-                       "query_repeats": QUERY_REPEATS, "rank_bm25_queries": RANK_BM25_QUERIES},
+        "parameters": {
+            "k1": K1,
+            "b": B,
+            "measures": [str(m) for m in MEASURES],
+            "run_depth": RUN_DEPTH,
+            "query_repeats": QUERY_REPEATS,
+            "rank_bm25_queries": RANK_BM25_QUERIES,
+        },
         "beir": {"effectiveness": effectiveness, "speed": out["record"]},
         "synthetic": None,
     }
@@ -731,10 +1089,15 @@ def main(argv=None) -> None:
         per_token = out["rank_bm25"]["build"] / sum(map(len, doc_tokens))
         del doc_tokens, query_tokens, corpus_tokenized
         gc.collect()
-        results["synthetic"] = part3(sorted(args.synthetic), mode, per_token, args.budget)
+        results["synthetic"] = part3(
+            sorted(args.synthetic), mode, per_token, args.budget
+        )
     run["duration_s"] = round(time.perf_counter() - started, 1)
     run["load_average_end"] = load_average()
-    print(f"total run time {time.perf_counter() - started:.0f} s; load average at the end: {load()}")
+    print(
+        f"total run time {time.perf_counter() - started:.0f} s; load average at "
+        f"the end: {load()}"
+    )
     if not args.no_output:
         write_results(args.output, results)
 

@@ -5,23 +5,34 @@ One module per idea; each docstring names the chapter that derives it.
 - :mod:`ragbook.text`: the analyzer (normalisation, tokens, stopwords, sentences).
 - :mod:`ragbook.sampling`: next-token probabilities with a temperature.
 - :mod:`ragbook.composition`: end-to-end accuracy from retrieval and generation.
-- :mod:`ragbook.documents`, :mod:`ragbook.labels`: the corpus, its sections and labelled questions.
+- :mod:`ragbook.documents`, :mod:`ragbook.labels`: the corpus, its sections and labelled
+  questions.
 - :mod:`ragbook.chunking`: five chunkers and the count and cut-probability formulas.
 - :mod:`ragbook.formats`: BEIR folders and TREC run and qrels files.
-- :mod:`ragbook.retrieval`: the retriever contract (``search(query, k, allowed) -> list[Hit]``).
-- :mod:`ragbook.index`, :mod:`ragbook.tfidf`, :mod:`ragbook.bm25`, :mod:`ragbook.ranking`: sparse retrieval.
-- :mod:`ragbook.lsa`, :mod:`ragbook.embedder`, :mod:`ragbook.dense`: dense retrieval (LSA, MiniLM).
+- :mod:`ragbook.retrieval`: the retriever contract
+  (``search(query, k, allowed) -> list[Hit]``).
+- :mod:`ragbook.index`, :mod:`ragbook.tfidf`, :mod:`ragbook.bm25`,
+  :mod:`ragbook.ranking`: sparse retrieval.
+- :mod:`ragbook.lsa`, :mod:`ragbook.embedder`, :mod:`ragbook.dense`: dense retrieval
+  (LSA, MiniLM).
 - :mod:`ragbook.vectors`: exact and IVF vector search.
-- :mod:`ragbook.fusion`: reciprocal rank fusion, score fusion, hybrid retrieval, reranking.
-- :mod:`ragbook.metrics`: recall, precision, reciprocal rank, nDCG, bootstrap intervals, evaluation.
+- :mod:`ragbook.fusion`: reciprocal rank fusion, score fusion, hybrid retrieval,
+  reranking.
+- :mod:`ragbook.metrics`: recall, precision, reciprocal rank, nDCG, bootstrap intervals,
+  evaluation.
 - :mod:`ragbook.prompts`: numbered, delimited sources, budgets and packing.
-- :mod:`ragbook.generators`: scripted, extractive (lexical and semantic), trigram and chat generators.
+- :mod:`ragbook.generators`: scripted, extractive (lexical and semantic), trigram and
+  chat generators.
 - :mod:`ragbook.verification`: citation, support, number and quote checks.
 - :mod:`ragbook.rag_models`: RAG-Sequence and RAG-Token likelihoods.
 - :mod:`ragbook.glossary`: question rewriting with definitions.
-- :mod:`ragbook.pipeline`, :mod:`ragbook.cli`: the whole system and the ``ragbook`` command.
-- :mod:`ragbook.operations`: access levels, document versions, a store that stays current, what to log.
+- :mod:`ragbook.pipeline`, :mod:`ragbook.cli`: the whole system and the ``ragbook``
+  command.
+- :mod:`ragbook.operations`: access levels, document versions, a store that stays
+  current, what to log.
 - :mod:`ragbook.exercises`: graded exercises.
 - :mod:`ragbook.show`: listings of ragbook's own source for the chapters.
+- :mod:`ragbook.progress`: what long work is doing and how far it is.
 """
+
 __version__ = "0.1.0"

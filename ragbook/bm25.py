@@ -1,17 +1,20 @@
 """BM25, the probabilistic relevance model's ranking function (chapter 5).
 
-    score(q, d) = sum over distinct query terms t in d of  idf(t) * f (k1 + 1) / (f + K),
-    K = k1 (1 - b + b |d| / avg|d|),     idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)).
+    score(q, d) = sum over distinct query terms t in d of idf(t) * f (k1 + 1) / (f + K),
+    K = k1 (1 - b + b |d| / avg|d|),
+    idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)).
 
-f is the count of t in chunk d, n_t the number of chunks containing t, N the number of chunks. The idf is
-Lucene's: the Robertson/Sparck Jones weight ln((N - n + 0.5)/(n + 0.5)) with 1 added inside the logarithm,
-which keeps it positive for terms in more than half the chunks (:func:`rsj_idf` is the classic weight).
-The saturating factor is 0 without the term and approaches k1 + 1 as f grows; K grows with the chunk's
-length relative to the average, so the same count is worth less in a long chunk.
+f is the count of t in chunk d, n_t the number of chunks containing t, N the number of
+chunks. The idf is Lucene's: the Robertson/Sparck Jones weight ln((N - n + 0.5)/(n +
+0.5)) with 1 added inside the logarithm, which keeps it positive for terms in more than
+half the chunks (:func:`rsj_idf` is the classic weight). The saturating factor is 0
+without the term and approaches k1 + 1 as f grows; K grows with the chunk's length
+relative to the average, so the same count is worth less in a long chunk.
 
-Lucene (and bm25s's "lucene" method) leave out the constant factor k1 + 1, which scales every score alike
-and so changes no ranking; scores here are theirs times k1 + 1.
+Lucene (and bm25s's "lucene" method) leave out the constant factor k1 + 1, which scales
+every score alike and so changes no ranking; scores here are theirs times k1 + 1.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
@@ -34,86 +37,146 @@ def lucene_idf(n: np.ndarray | int, N: int) -> np.ndarray:
 
 
 def rsj_idf(n: np.ndarray | int, N: int) -> np.ndarray:
-    """ln((N - n + 0.5) / (n + 0.5)), the classic Robertson/Sparck Jones weight: negative when n > N/2."""
+    """ln((N - n + 0.5) / (n + 0.5)), the classic Robertson/Sparck Jones weight:
+    negative when n > N/2."""
     n, N = validate.document_frequencies(n, N)
     return np.log((N - n + 0.5) / (n + 0.5))
 
 
 class BM25:
-    """BM25 over an :class:`~ragbook.index.InvertedIndex`, with k1 = 1.5 and b = 0.75 by default.
+    """BM25 over an :class:`~ragbook.index.InvertedIndex`, with k1 = 1.5 and b = 0.75 by
+    default.
 
-    Every posting's contribution idf * f (k1 + 1) / (f + K) is computed once, at construction, and stored
-    as float32 beside the postings; a query adds up the slices of its terms.
+    Every posting's contribution idf * f (k1 + 1) / (f + K) is computed once, at
+    construction, and stored as float32 beside the postings; a query adds up the slices
+    of its terms.
     """
 
-    def __init__(self, index: InvertedIndex, k1: float = 1.5, b: float = 0.75,
-                 idf: Callable[[np.ndarray, int], np.ndarray] = lucene_idf, count_repeats: bool = False):
-        """``count_repeats=True`` adds a term repeated in the query once per occurrence, as Lucene's boolean
-        queries and bm25s do; by default the sum runs over the query's distinct terms, as in the formula."""
+    def __init__(
+        self,
+        index: InvertedIndex,
+        k1: float = 1.5,
+        b: float = 0.75,
+        idf: Callable[[np.ndarray, int], np.ndarray] = lucene_idf,
+        count_repeats: bool = False,
+    ):
+        """``count_repeats=True`` adds a term repeated in the query once per occurrence,
+        as Lucene's boolean queries and bm25s do; by default the sum runs over the
+        query's distinct terms, as in the formula."""
         if not isinstance(index, InvertedIndex):
-            raise TypeError(f"index must be an InvertedIndex (use BM25.from_texts for texts), got {type(index).__name__}")
-        k1, b = validate.real(k1, "k1", minimum=0), validate.real(b, "b", minimum=0, maximum=1)
+            raise TypeError(
+                "index must be an InvertedIndex (use BM25.from_texts for texts), "
+                f"got {type(index).__name__}"
+            )
+        k1, b = (
+            validate.real(k1, "k1", minimum=0),
+            validate.real(b, "b", minimum=0, maximum=1),
+        )
         if not callable(idf):
-            raise TypeError(f"idf must be a function of (document frequencies, N), got {idf!r}")
+            raise TypeError(
+                f"idf must be a function of (document frequencies, N), got {idf!r}"
+            )
         self.k1, self.b = k1, b
         self.count_repeats = validate.flag(count_repeats, "count_repeats")
         self.analyzer = index.analyzer
-        self.vocabulary, self.indptr, self.doc_ids = index.vocabulary, index.indptr, index.doc_ids
+        self.vocabulary, self.indptr, self.doc_ids = (
+            index.vocabulary,
+            index.indptr,
+            index.doc_ids,
+        )
         self.n_chunks = index.n_chunks
         lengths = index.lengths.astype(np.float64)
         self.average_length = float(lengths.mean())
         self.idf = idf(index.document_frequency, self.n_chunks)
-        norm = k1 * (1 - b + b * lengths / self.average_length) if self.average_length > 0 else np.full_like(lengths, k1)
+        norm = (
+            k1 * (1 - b + b * lengths / self.average_length)
+            if self.average_length > 0
+            else np.full_like(lengths, k1)
+        )
         f = index.counts.astype(np.float64)
         per_posting_idf = np.repeat(self.idf, index.document_frequency)
-        self.weights = (per_posting_idf * f * (k1 + 1) / (f + norm[index.doc_ids])).astype(np.float32)
+        self.weights = (
+            per_posting_idf * f * (k1 + 1) / (f + norm[index.doc_ids])
+        ).astype(np.float32)
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str], analyzer: Callable[[str], list[str]] = analyze, **parameters) -> "BM25":
+    def from_texts(
+        cls,
+        texts: Iterable[str],
+        analyzer: Callable[[str], list[str]] = analyze,
+        **parameters,
+    ) -> "BM25":
         """Analyse and index ``texts``, then build BM25 over them."""
         return cls(InvertedIndex.from_texts(texts, analyzer), **parameters)
 
     @classmethod
-    def from_tokens(cls, token_lists: Sequence[Sequence[str]], analyzer: Callable[[str], list[str]] = analyze,
-                    **parameters) -> "BM25":
+    def from_tokens(
+        cls,
+        token_lists: Sequence[Sequence[str]],
+        analyzer: Callable[[str], list[str]] = analyze,
+        **parameters,
+    ) -> "BM25":
         """Build BM25 over chunks that are already lists of terms."""
         return cls(InvertedIndex(token_lists, analyzer), **parameters)
 
     def term_ids(self, query: str | Sequence[str]) -> list[int]:
-        """Ids of the known terms of a query string (analysed) or term list, in first-seen order: distinct
-        unless the retriever was built with ``count_repeats``."""
+        """Ids of the known terms of a query string (analysed) or term list, in
+        first-seen order: distinct unless the retriever was built with
+        ``count_repeats``."""
         query = validate.query(query)
         if isinstance(query, str):
             terms = self.analyzer(query)
             if not terms:
-                raise ValueError(f"the query {query!r} has no terms after analysis (only stopwords or punctuation)")
+                raise ValueError(
+                    f"the query {query!r} has no terms after analysis (only "
+                    "stopwords or punctuation)"
+                )
         else:
             terms = query
-        ids = (self.vocabulary.get(t) for t in (terms if self.count_repeats else dict.fromkeys(terms)))
+        ids = (
+            self.vocabulary.get(t)
+            for t in (terms if self.count_repeats else dict.fromkeys(terms))
+        )
         return [i for i in ids if i is not None]
 
     def scores(self, query: str | Sequence[str]) -> np.ndarray:
-        """The BM25 score of every chunk for ``query``; 0 for chunks sharing no term with it."""
+        """The BM25 score of every chunk for ``query``; 0 for chunks sharing no term
+        with it."""
         scores = np.zeros(self.n_chunks, dtype=np.float32)
         for i in self.term_ids(query):
             start, end = self.indptr[i], self.indptr[i + 1]
             scores[self.doc_ids[start:end]] += self.weights[start:end]
         return scores
 
-    def search(self, query: str | Sequence[str], k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]:
-        """The top k chunks as hits, ties by chunk id; ``allowed`` filters before ranking (see :mod:`ragbook.retrieval`)."""
+    def search(
+        self,
+        query: str | Sequence[str],
+        k: int = 10,
+        allowed: Iterable[int] | None = None,
+    ) -> list[Hit]:
+        """The top k chunks as hits, ties by chunk id; ``allowed`` filters before
+        ranking (see :mod:`ragbook.retrieval`)."""
         return top_k(self.scores(query), k, allowed)
 
-    def search_arrays(self, query: str | Sequence[str], k: int = 10,
-                      allowed: Iterable[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`search` as two arrays (chunk ids, scores), for callers that rank many queries."""
+    def search_arrays(
+        self,
+        query: str | Sequence[str],
+        k: int = 10,
+        allowed: Iterable[int] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`search` as two arrays (chunk ids, scores), for callers that rank many
+        queries."""
         return top_k_arrays(self.scores(query), k, allowed)
 
     def explain(self, query: str | Sequence[str], chunk_id: int) -> dict[str, float]:
-        """Each query term's contribution to one chunk's score (0 for terms the chunk lacks)."""
+        """Each query term's contribution to one chunk's score (0 for terms the chunk
+        lacks)."""
         chunk_id = validate.whole(chunk_id, "chunk_id")
         if not 0 <= chunk_id < self.n_chunks:
-            raise ValueError(f"chunk id {chunk_id} is outside the collection (0 to {self.n_chunks - 1})")
+            raise ValueError(
+                f"chunk id {chunk_id} is outside the collection (0 to "
+                f"{self.n_chunks - 1})"
+            )
         query = validate.query(query)
         terms = self.analyzer(query) if isinstance(query, str) else query
         parts = {}
@@ -130,5 +193,6 @@ class BM25:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the arrays a query reads: postings, their weights and the term offsets."""
+        """Bytes of the arrays a query reads: postings, their weights and the term
+        offsets."""
         return self.doc_ids.nbytes + self.weights.nbytes + self.indptr.nbytes

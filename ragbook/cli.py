@@ -1,22 +1,29 @@
 """The command-line tool: ``ragbook ask`` and ``ragbook evaluate`` (chapter 14).
 
     ragbook ask "How long is a year on Venus?"
-    ragbook ask "Who wrote the refund policy?" --documents ./my-notes --retriever hybrid --show-prompt
+    ragbook ask "Who wrote the refund policy?" --documents ./my-notes \
+        --retriever hybrid --show-prompt
     ragbook evaluate --figure evaluation.png
 
-``ask`` answers from the bundled corpus, or from any folder of Markdown files, with citations; it prints
-the ranks and scores of the chunks it used and the result of the grounding checks. ``evaluate`` measures
-retrieval and answers on the labelled questions of the bundled corpus and draws recall against k.
+``ask`` answers from the bundled corpus, or from any folder of Markdown files, with
+citations; it prints the ranks and scores of the chunks it used and the result of the
+grounding checks. ``evaluate`` measures retrieval and answers on the labelled questions
+of the bundled corpus and draws recall against k.
 
-The defaults are the best configuration chapter 14 measures: hybrid retrieval (BM25 fused with MiniLM),
-the semantic reader, and on the bundled corpus the astronomy glossary. The MiniLM vectors of the chunks
-are computed on the first run (about 13 s for the bundled corpus) and read from the cache afterwards
-(``--no-cache`` turns that off). ``--retriever bm25 --reader lexical`` needs no model at all.
+The defaults are the best configuration chapter 14 measures: hybrid retrieval (BM25
+fused with MiniLM), the semantic reader, and on the bundled corpus the astronomy
+glossary. The MiniLM vectors of the chunks are computed on the first run (about 13 s for
+the bundled corpus) and read from the cache afterwards (``--no-cache`` turns that off);
+on a terminal, the work that takes more than a second reports on standard error what
+it is doing and how far it is (:mod:`ragbook.progress`). ``--retriever bm25 --reader
+lexical`` needs no model at all.
 
 ``--reader llm`` answers with a local language model (``--model NAME|PATH``, default
-:data:`ragbook.llm.DEFAULT_MODEL`; ``make llm`` installs it): the answer is printed as it is generated,
-then the sources, the checks, and the time to the first token and in total.
+:data:`ragbook.llm.DEFAULT_MODEL`; ``make llm`` installs it): the answer is printed as
+it is generated, then the sources, the checks, and the time to the first token and in
+total.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,6 +35,7 @@ from . import validate
 from .documents import load_corpus, read_folder
 from .glossary import ASTRONOMY, Glossary
 from .pipeline import CHUNKERS, READERS, RETRIEVERS, RAGPipeline
+from .progress import reporter
 from .llm import ModelError
 from .readers import LEXICAL_ABSTAIN_BELOW, SEMANTIC_ABSTAIN_BELOW
 
@@ -38,7 +46,9 @@ def _positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number, got {text!r}"
+        ) from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -48,7 +58,9 @@ def _share(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a number between 0 and 1, got {text!r}"
+        ) from None
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must lie between 0 and 1, got {value}")
     return value
@@ -58,67 +70,168 @@ GLOSSARIES = {"astronomy": ASTRONOMY, "none": None}
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--chunker", choices=CHUNKERS, default="sentences", help="how documents are cut (default: sentences)")
-    parser.add_argument("--chunk-words", type=_positive, default=100, help="word limit of a chunk, or window size (default: 100)")
-    parser.add_argument("--retriever", choices=RETRIEVERS, default="hybrid", help="default: hybrid (BM25 + MiniLM)")
-    parser.add_argument("--reader", choices=READERS, default="semantic",
-                        help="semantic (MiniLM cosine) or lexical (idf coverage); default: semantic")
-    parser.add_argument("--glossary", metavar="NAME|FILE", default=None,
-                        help="definitions appended to the question: astronomy, none, or a JSON file of "
-                             "term: definition pairs (default: astronomy for the bundled corpus, none for "
-                             "--documents)")
-    parser.add_argument("-k", type=_positive, default=5, help="chunks put into the prompt (default: 5)")
-    parser.add_argument("--dimensions", type=_positive, default=128, help="LSA dimensions (default: 128)")
-    parser.add_argument("--lists", type=_positive, default=None, help="IVF lists for dense retrievers (default: exact search)")
-    parser.add_argument("--probes", type=_positive, default=1, help="IVF lists probed per query (default: 1)")
-    parser.add_argument("--abstain-below", type=_share, default=None, metavar="SCORE",
-                        help="the reader abstains when its best sentence scores below this: coverage for the "
-                             f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the semantic one "
-                             f"(default {SEMANTIC_ABSTAIN_BELOW})")
-    parser.add_argument("--no-cache", action="store_true", help="do not keep MiniLM chunk vectors on disk")
-    parser.add_argument("--model", metavar="NAME|PATH", default=None,
-                        help="the language model of --reader llm: qwen2.5-1.5b (default), qwen2.5-0.5b, or a "
-                             ".gguf file (also $RAGBOOK_GGUF)")
+    parser.add_argument(
+        "--chunker",
+        choices=CHUNKERS,
+        default="sentences",
+        help="how documents are cut (default: sentences)",
+    )
+    parser.add_argument(
+        "--chunk-words",
+        type=_positive,
+        default=100,
+        help="word limit of a chunk, or window size (default: 100)",
+    )
+    parser.add_argument(
+        "--retriever",
+        choices=RETRIEVERS,
+        default="hybrid",
+        help="default: hybrid (BM25 + MiniLM)",
+    )
+    parser.add_argument(
+        "--reader",
+        choices=READERS,
+        default="semantic",
+        help="semantic (MiniLM cosine) or lexical (idf coverage); default: semantic",
+    )
+    parser.add_argument(
+        "--glossary",
+        metavar="NAME|FILE",
+        default=None,
+        help="definitions appended to the question: astronomy, none, or a JSON file of "
+        "term: definition pairs (default: astronomy for the bundled corpus, none for "
+        "--documents)",
+    )
+    parser.add_argument(
+        "-k", type=_positive, default=5, help="chunks put into the prompt (default: 5)"
+    )
+    parser.add_argument(
+        "--dimensions",
+        type=_positive,
+        default=128,
+        help="LSA dimensions (default: 128)",
+    )
+    parser.add_argument(
+        "--lists",
+        type=_positive,
+        default=None,
+        help="IVF lists for dense retrievers (default: exact search)",
+    )
+    parser.add_argument(
+        "--probes",
+        type=_positive,
+        default=1,
+        help="IVF lists probed per query (default: 1)",
+    )
+    parser.add_argument(
+        "--abstain-below",
+        type=_share,
+        default=None,
+        metavar="SCORE",
+        help="the reader abstains when its best sentence scores below this: coverage "
+        "for the "
+        f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the "
+        "semantic one "
+        f"(default {SEMANTIC_ABSTAIN_BELOW})",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not keep MiniLM chunk vectors on disk",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="NAME|PATH",
+        default=None,
+        help="the language model of --reader llm: qwen2.5-1.5b (default), "
+        "qwen2.5-0.5b, or a .gguf file (also $RAGBOOK_GGUF)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ragbook", description="Retrieval-augmented answers with citations, offline.")
+    parser = argparse.ArgumentParser(
+        prog="ragbook",
+        description="Retrieval-augmented answers with citations, offline.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     ask = commands.add_parser("ask", help="answer a question with citations")
     ask.add_argument("question")
-    ask.add_argument("--documents", metavar="DIR", help="a folder of Markdown files (default: the bundled corpus)")
-    ask.add_argument("--show-prompt", action="store_true", help="print the prompt sent to the generator")
+    ask.add_argument(
+        "--documents",
+        metavar="DIR",
+        help="a folder of Markdown files (default: the bundled corpus)",
+    )
+    ask.add_argument(
+        "--show-prompt",
+        action="store_true",
+        help="print the prompt sent to the generator",
+    )
     _common(ask)
-    evaluate = commands.add_parser("evaluate", help="evaluate retrieval and answers on the labelled questions")
-    evaluate.add_argument("--figure", metavar="PATH", default="ragbook-evaluation.png", help="where to write the figure")
+    evaluate = commands.add_parser(
+        "evaluate", help="evaluate retrieval and answers on the labelled questions"
+    )
+    evaluate.add_argument(
+        "--figure",
+        metavar="PATH",
+        default="ragbook-evaluation.png",
+        help="where to write the figure",
+    )
     _common(evaluate)
     return parser
 
 
 def _pipeline(args) -> RAGPipeline:
     if args.probes > 1 and args.lists is None:
-        raise ValueError("--probes needs --lists (IVF); without --lists search is exact")
+        raise ValueError(
+            "--probes needs --lists (IVF); without --lists search is exact"
+        )
     if args.lists is not None and args.retriever not in ("lsa", "embedder", "hybrid"):
-        raise ValueError(f"--lists applies to dense retrievers (lsa, embedder, hybrid), not {args.retriever}")
+        raise ValueError(
+            "--lists applies to dense retrievers (lsa, embedder, hybrid), not "
+            f"{args.retriever}"
+        )
     if args.reader == "llm" and args.abstain_below is not None:
-        raise ValueError("--abstain-below applies to the lexical and semantic readers; the llm reader refuses "
-                         "in its own words")
+        raise ValueError(
+            "--abstain-below applies to the lexical and semantic readers; the llm "
+            "reader refuses in its own words"
+        )
     if args.model is not None and args.reader != "llm":
-        raise ValueError(f"--model applies to --reader llm, not to --reader {args.reader}")
+        raise ValueError(
+            f"--model applies to --reader llm, not to --reader {args.reader}"
+        )
     choice = _glossary_choice(args)
-    glossary = GLOSSARIES[choice] if choice in GLOSSARIES else Glossary.from_json(choice)
-    return RAGPipeline(chunker=args.chunker, words=args.chunk_words, retriever=args.retriever, k=args.k,
-                       dimensions=args.dimensions, lists=args.lists, probes=args.probes, abstain_below=args.abstain_below,
-                       reader=args.reader, glossary=glossary, cache=not args.no_cache, model=args.model)
+    glossary = (
+        GLOSSARIES[choice] if choice in GLOSSARIES else Glossary.from_json(choice)
+    )
+    return RAGPipeline(
+        chunker=args.chunker,
+        words=args.chunk_words,
+        retriever=args.retriever,
+        k=args.k,
+        dimensions=args.dimensions,
+        lists=args.lists,
+        probes=args.probes,
+        abstain_below=args.abstain_below,
+        reader=args.reader,
+        glossary=glossary,
+        cache=not args.no_cache,
+        model=args.model,
+    )
 
 
 def _glossary_choice(args) -> str:
-    """--glossary as given, else astronomy for the bundled corpus and none for a folder of documents."""
-    return args.glossary or ("astronomy" if getattr(args, "documents", None) is None else "none")
+    """--glossary as given, else astronomy for the bundled corpus and none for a folder
+    of documents."""
+    return args.glossary or (
+        "astronomy" if getattr(args, "documents", None) is None else "none"
+    )
 
 
 def _setup(args) -> str:
-    reader = f"llm reader ({args.model or 'the default model'})" if args.reader == "llm" else f"{args.reader} reader"
+    if args.reader == "llm":
+        reader = f"llm reader ({args.model or 'the default model'})"
+    else:
+        reader = f"{args.reader} reader"
     return f"{args.retriever}, {reader}, glossary {_glossary_choice(args)}"
 
 
@@ -134,26 +247,40 @@ def _ask(args, out) -> int:
     result = pipeline.answer(args.question)
     answered = time.perf_counter()
     print("" if streaming else result.answer, file=out)
-    print(f"\n{len(documents)} documents, {n} chunks, {_setup(args)}, top {args.k}; "
-          f"indexed in {indexed - started:.2f} s, answered in {answered - indexed:.2f} s", file=out)
+    print(
+        f"\n{len(documents)} documents, {n} chunks, {_setup(args)}, top {args.k}; "
+        f"indexed in {indexed - started:.2f} s, answered in {answered - indexed:.2f} s",
+        file=out,
+    )
     for r in result.retrieved:
-        print(f"  [{r.rank}] score {r.score:.4f}  {r.source}  (chunk {r.chunk.id})", file=out)
+        print(
+            f"  [{r.rank}] score {r.score:.4f}  {r.source}  (chunk {r.chunk.id})",
+            file=out,
+        )
     if result.abstained:
         print("checks: the generator abstained; nothing to check", file=out)
     else:
         for check in result.checks:
             verdict = "supported" if check.supported else "NOT supported"
-            details = [f"cites {list(check.cited) or 'nothing'}", f"support {check.support:.2f}"]
+            details = [
+                f"cites {list(check.cited) or 'nothing'}",
+                f"support {check.support:.2f}",
+            ]
             if check.missing_sources:
                 details.append(f"missing sources {list(check.missing_sources)}")
             if check.unsupported_numbers:
-                details.append(f"numbers not in its sources {list(check.unsupported_numbers)}")
+                details.append(
+                    f"numbers not in its sources {list(check.unsupported_numbers)}"
+                )
             print(f"checks: {verdict} ({', '.join(details)})", file=out)
     if streaming:
         made = pipeline._generate.last
-        print(f"model {pipeline._generate.model.name}: prompt {made.prompt_tokens} tokens, answer "
-              f"{made.completion_tokens} tokens; first token after {made.seconds_to_first_token:.2f} s, "
-              f"answer in {made.seconds:.2f} s", file=out)
+        print(
+            f"model {pipeline._generate.model.name}: prompt {made.prompt_tokens} "
+            f"tokens, answer {made.completion_tokens} tokens; first token after "
+            f"{made.seconds_to_first_token:.2f} s, answer in {made.seconds:.2f} s",
+            file=out,
+        )
     if args.show_prompt:
         print("\n--- prompt ---\n" + result.prompt.text, file=out)
     return 0
@@ -175,16 +302,49 @@ def _evaluate(args, out) -> int:
     pipeline.index(documents)
     ks = tuple(range(1, 11))
     rewrite = pipeline.glossary or (lambda question: question)
-    report = evaluate_retrieval(questions, lambda q, k: pipeline.retriever.search(rewrite(q), k), pipeline.chunks, ks=ks)
-    print(f"retrieval ({_setup(args)}, {args.chunker} chunks of {args.chunk_words} words, {len(pipeline.chunks)} chunks)", file=out)
+    report = evaluate_retrieval(
+        questions,
+        lambda q, k: pipeline.retriever.search(rewrite(q), k),
+        pipeline.chunks,
+        ks=ks,
+    )
+    print(
+        f"retrieval ({_setup(args)}, {args.chunker} chunks of {args.chunk_words} "
+        f"words, {len(pipeline.chunks)} chunks)",
+        file=out,
+    )
     print(report.table(), file=out)
-    answers = evaluate_answers(questions, pipeline.answer)
-    print(f"\nanswers ({args.reader} reader, abstaining below {pipeline.reader_abstain_below}, k = {args.k}), "
-          f"{answers.questions} questions:", file=out)
-    print(f"  evidence in the prompt r = {answers.r:.3f}; accuracy with it a = {answers.a:.3f}, "
-          f"without it b = {answers.b:.3f} (correct refusals count)", file=out)
-    print(f"  measured accuracy {answers.accuracy:.3f} = r a + (1 - r) b = {answers.composed:.3f}", file=out)
-    print(f"  answered {answers.answered}; refused {answers.refused_unanswerable} of {answers.unanswerable} unanswerable", file=out)
+    what = f"answering {len(questions)} labelled questions"
+    with reporter(None, what, len(questions)) as report:
+
+        def answer(question: str):
+            result = pipeline.answer(question)
+            report.update(report.done + 1)
+            return result
+
+        answers = evaluate_answers(questions, answer)
+    print(
+        f"\nanswers ({args.reader} reader, abstaining below "
+        f"{pipeline.reader_abstain_below}, k = {args.k}), "
+        f"{answers.questions} questions:",
+        file=out,
+    )
+    print(
+        f"  evidence in the prompt r = {answers.r:.3f}; accuracy with it a = "
+        f"{answers.a:.3f}, "
+        f"without it b = {answers.b:.3f} (correct refusals count)",
+        file=out,
+    )
+    print(
+        f"  measured accuracy {answers.accuracy:.3f} = r a + (1 - r) b = "
+        f"{answers.composed:.3f}",
+        file=out,
+    )
+    print(
+        f"  answered {answers.answered}; refused {answers.refused_unanswerable} "
+        f"of {answers.unanswerable} unanswerable",
+        file=out,
+    )
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(ks, [report.mean(f"recall@{k}") for k in ks], "-o")
     ax.set_xlabel("k")
@@ -212,5 +372,9 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
         print(f"ragbook: error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:
-        print(f"ragbook: error: {error}\n(without the embedder: --retriever bm25 --reader lexical)", file=sys.stderr)
+        print(
+            f"ragbook: error: {error}\n(without the embedder: --retriever bm25 "
+            "--reader lexical)",
+            file=sys.stderr,
+        )
         return 2

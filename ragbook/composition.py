@@ -1,10 +1,11 @@
 """How retrieval and generation errors compose into end-to-end accuracy (chapter 1).
 
-With r the recall@k (the evidence is in the prompt), a the generator's accuracy when it is and b when it
-is not (correct refusals included), the law of total probability gives
+With r the recall@k (the evidence is in the prompt), a the generator's accuracy when it
+is and b when it is not (correct refusals included), the law of total probability gives
 
     accuracy = r * a + (1 - r) * b.
 """
+
 from __future__ import annotations
 
 from . import validate
@@ -16,7 +17,9 @@ def _probability(name: str, value: float) -> float:
     return validate.probability(value, f"{name} (a probability)")
 
 
-def end_to_end_accuracy(recall: float, accuracy_with: float, accuracy_without: float) -> float:
+def end_to_end_accuracy(
+    recall: float, accuracy_with: float, accuracy_without: float
+) -> float:
     """r * a + (1 - r) * b: accuracy of the whole system from its two measured parts."""
     r = _probability("recall", recall)
     a = _probability("accuracy_with", accuracy_with)
@@ -24,15 +27,22 @@ def end_to_end_accuracy(recall: float, accuracy_with: float, accuracy_without: f
     return r * a + (1.0 - r) * b
 
 
-def recall_needed(target: float, accuracy_with: float, accuracy_without: float) -> float:
-    """The recall r that makes r * a + (1 - r) * b equal ``target``: (target - b) / (a - b).
+def recall_needed(
+    target: float, accuracy_with: float, accuracy_without: float
+) -> float:
+    """The recall r that makes r * a + (1 - r) * b equal ``target``: (target - b) / (a -
+    b).
 
-    A result above 1 means no retriever can reach the target with this generator; below 0 means any
-    retriever does. Raises when a == b, since recall then has no effect at all.
+    A result above 1 means no retriever can reach the target with this generator; below
+    0 means any retriever does. Raises when a == b, since recall then has no effect at
+    all.
     """
     t = _probability("target", target)
     a = _probability("accuracy_with", accuracy_with)
     b = _probability("accuracy_without", accuracy_without)
     if a == b:
-        raise ValueError(f"accuracy_with equals accuracy_without ({a}): recall does not change accuracy")
+        raise ValueError(
+            f"accuracy_with equals accuracy_without ({a}): recall does not change "
+            "accuracy"
+        )
     return (t - b) / (a - b)

@@ -1,10 +1,12 @@
 """Documents and their sections, read from Markdown (chapter 3).
 
-A document is one Markdown file: a first line ``# Title``, a lead (the text before the first ``##``
-heading, the article's summary) and sections that each start with a ``## Heading`` line. Every section keeps
-its character range in the document's text, so evidence spans, chunks and sections all share one coordinate
-system: ``document.text[section.start:section.end] == section.text``.
+A document is one Markdown file: a first line ``# Title``, a lead (the text before the
+first ``##`` heading, the article's summary) and sections that each start with a
+``## Heading`` line. Every section keeps its character range in the document's text, so
+evidence spans, chunks and sections all share one coordinate system:
+``document.text[section.start:section.end] == section.text``.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,8 +18,16 @@ from pathlib import Path
 from . import validate
 
 __all__ = [
-    "Section", "Document", "parse_markdown", "read_text", "read_markdown", "document_paths", "read_folder", "load_corpus",
-    "LEAD", "CORPUS_ORDER",
+    "Section",
+    "Document",
+    "parse_markdown",
+    "read_text",
+    "read_markdown",
+    "document_paths",
+    "read_folder",
+    "load_corpus",
+    "LEAD",
+    "CORPUS_ORDER",
 ]
 
 LEAD = ""  # the heading of a document's lead, which has none
@@ -28,7 +38,8 @@ _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 
 @dataclass(frozen=True)
 class Section:
-    """Part of a document: its lead (heading ``""``) or one ``##`` section, as a character range."""
+    """Part of a document: its lead (heading ``""``) or one ``##`` section, as a
+    character range."""
 
     doc_id: str
     index: int
@@ -44,7 +55,8 @@ class Section:
 
 @dataclass(frozen=True)
 class Document:
-    """A whole document: its id (the file name without extension), title, full text and sections."""
+    """A whole document: its id (the file name without extension), title, full text and
+    sections."""
 
     id: str
     title: str
@@ -57,9 +69,13 @@ class Document:
         return self.sections[0]
 
     def section_at(self, position: int) -> Section:
-        """The section whose range contains character ``position`` (or the last one that starts before it)."""
+        """The section whose range contains character ``position`` (or the last one that
+        starts before it)."""
         if not 0 <= validate.whole(position, "position") <= len(self.text):
-            raise ValueError(f"position {position} lies outside document {self.id!r} (0 to {len(self.text)})")
+            raise ValueError(
+                f"position {position} lies outside document {self.id!r} (0 to "
+                f"{len(self.text)})"
+            )
         found = self.sections[0]
         for section in self.sections:
             if section.start <= position:
@@ -76,14 +92,17 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def parse_markdown(text: str, doc_id: str) -> Document:
-    """Split Markdown ``text`` into a :class:`Document`: title, lead and ``##`` sections with their ranges.
+    """Split Markdown ``text`` into a :class:`Document`: title, lead and ``##`` sections
+    with their ranges.
 
-    The title is the first line if it is a ``# Title`` heading, else ``doc_id``. Raises ``ValueError`` for a
-    document with no text besides headings.
+    The title is the first line if it is a ``# Title`` heading, else ``doc_id``. Raises
+    ``ValueError`` for a document with no text besides headings.
     """
     validate.text(doc_id, "doc_id")
     if not isinstance(text, str):
-        raise TypeError(f"document {doc_id!r}: expected text as str, got {type(text).__name__}")
+        raise TypeError(
+            f"document {doc_id!r}: expected text as str, got {type(text).__name__}"
+        )
     title_match = _TITLE.match(text)
     title = title_match.group(1) if title_match else doc_id
     body_start = title_match.end() if title_match else 0
@@ -97,25 +116,34 @@ def parse_markdown(text: str, doc_id: str) -> Document:
         start, end = _trimmed(text, start, end)
         sections.append(Section(doc_id, index, heading, start, end, text[start:end]))
     if not any(s.text for s in sections):
-        raise ValueError(f"document {doc_id!r} is empty: it has no text besides headings")
+        raise ValueError(
+            f"document {doc_id!r} is empty: it has no text besides headings"
+        )
     return Document(doc_id, title, text, tuple(sections))
 
 
 def read_text(path: str | os.PathLike) -> str:
-    """The text of a UTF-8 file; a file that cannot be read, or is not UTF-8, is a ``ValueError`` naming it."""
+    """The text of a UTF-8 file; a file that cannot be read, or is not UTF-8, is a
+    ``ValueError`` naming it."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as error:
-        raise ValueError(f"cannot read document {str(path)!r}: {error.strerror or error}") from error
+        raise ValueError(
+            f"cannot read document {str(path)!r}: {error.strerror or error}"
+        ) from error
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"document {str(path)!r} is not valid UTF-8 (byte {error.start}); save it as UTF-8") from error
+        raise ValueError(
+            f"document {str(path)!r} is not valid UTF-8 (byte {error.start}); "
+            "save it as UTF-8"
+        ) from error
 
 
 def read_markdown(path: str | os.PathLike) -> Document:
-    """Read one Markdown file as a :class:`Document` whose id is the file name without its extension."""
+    """Read one Markdown file as a :class:`Document` whose id is the file name without
+    its extension."""
     path = Path(path)
     text = read_text(path)
     if not text.strip():
@@ -124,7 +152,8 @@ def read_markdown(path: str | os.PathLike) -> Document:
 
 
 def document_paths(folder: str | os.PathLike, pattern: str = "*.md") -> list[Path]:
-    """The files matching ``pattern`` in ``folder`` (not its subfolders), sorted by name; none is an error."""
+    """The files matching ``pattern`` in ``folder`` (not its subfolders), sorted by
+    name; none is an error."""
     folder, pattern = Path(folder), validate.text(pattern, "pattern")
     if not folder.is_dir():
         raise ValueError(f"{str(folder)!r} is not a folder of documents")
@@ -135,7 +164,8 @@ def document_paths(folder: str | os.PathLike, pattern: str = "*.md") -> list[Pat
 
 
 def read_folder(folder: str | os.PathLike, pattern: str = "*.md") -> list[Document]:
-    """Every file matching ``pattern`` in ``folder`` (not its subfolders), sorted by name."""
+    """Every file matching ``pattern`` in ``folder`` (not its subfolders), sorted by
+    name."""
     documents = [read_markdown(p) for p in document_paths(folder, pattern)]
     ids = [d.id for d in documents]
     if len(set(ids)) != len(ids):
@@ -143,12 +173,25 @@ def read_folder(folder: str | os.PathLike, pattern: str = "*.md") -> list[Docume
     return documents
 
 
-# The bundled corpus, in the book's order: inner planets and the Moon, the asteroid belt, the giants, Pluto.
-CORPUS_ORDER = ("mercury", "venus", "moon", "mars", "ceres", "jupiter", "saturn", "uranus", "neptune", "pluto")
+# The bundled corpus, in the book's order: inner planets and the Moon, the asteroid
+# belt, the giants, Pluto.
+CORPUS_ORDER = (
+    "mercury",
+    "venus",
+    "moon",
+    "mars",
+    "ceres",
+    "jupiter",
+    "saturn",
+    "uranus",
+    "neptune",
+    "pluto",
+)
 
 
 def load_corpus() -> list[Document]:
-    """The ten articles that ship with ragbook (``ragbook/data/corpus``), in :data:`CORPUS_ORDER`."""
+    """The ten articles that ship with ragbook (``ragbook/data/corpus``), in
+    :data:`CORPUS_ORDER`."""
     folder = resources.files("ragbook") / "data" / "corpus"
     documents = {}
     for name in CORPUS_ORDER:

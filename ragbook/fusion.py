@@ -1,18 +1,22 @@
-"""Hybrid ranking: fusing the rankings of several retrievers, and reranking a first stage (chapter 8).
+"""Hybrid ranking: fusing the rankings of several retrievers, and reranking a first
+stage (chapter 8).
 
-BM25 scores are unbounded and grow with the query's length, cosines lie in [-1, 1]: adding them lets the
-larger scale decide. Reciprocal rank fusion uses only ranks:
+BM25 scores are unbounded and grow with the query's length, cosines lie in [-1, 1]:
+adding them lets the larger scale decide. Reciprocal rank fusion uses only ranks:
 
     RRF(d) = sum over the rankings j that contain d of 1 / (c + rank_j(d)),
 
-with c = 60 by default: rank 1 is worth 1/61 and rank 2 1/62, almost the same, so a chunk that several
-retrievers place fairly high beats one that a single retriever places first; a small c makes the top ranks
-count more. Ties are broken by chunk id so the fused ranking is deterministic.
+with c = 60 by default: rank 1 is worth 1/61 and rank 2 1/62, almost the same, so a
+chunk that several retrievers place fairly high beats one that a single retriever places
+first; a small c makes the top ranks count more. Ties are broken by chunk id so the
+fused ranking is deterministic.
 
-Every function here returns its ranking as :class:`~ragbook.retrieval.Hit` records, and takes rankings as
-hits, as plain chunk ids, or (for the score fusions) as (chunk id, score) pairs; :class:`HybridRetriever` and
-:class:`RerankedRetriever` satisfy the retriever contract of :mod:`ragbook.retrieval`.
+Every function here returns its ranking as :class:`~ragbook.retrieval.Hit` records, and
+takes rankings as hits, as plain chunk ids, or (for the score fusions) as (chunk id,
+score) pairs; :class:`HybridRetriever` and :class:`RerankedRetriever` satisfy the
+retriever contract of :mod:`ragbook.retrieval`.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
@@ -46,7 +50,9 @@ def _id_of(item):
 
 
 def _ids(ranking, name: str = "a ranking") -> list[int]:
-    entries = validate.sequence(ranking, name, "hits, chunk ids or (chunk id, score) pairs")
+    entries = validate.sequence(
+        ranking, name, "hits, chunk ids or (chunk id, score) pairs"
+    )
     ids = validate.ids([_id_of(item) for item in entries], name)
     if len(set(ids)) != len(ids):
         raise ValueError("a ranking lists the same chunk twice")
@@ -55,18 +61,32 @@ def _ids(ranking, name: str = "a ranking") -> list[int]:
 
 def _pairs(ranking, name: str) -> list[tuple[int, float]]:
     """A ranking of (chunk id, score) pairs with distinct int ids and finite scores."""
-    entries = [(entry.chunk_id, entry.score) if isinstance(entry, Hit) else entry
-               for entry in validate.sequence(ranking, name, "hits or (chunk id, score) pairs")]
+    entries = [
+        (entry.chunk_id, entry.score) if isinstance(entry, Hit) else entry
+        for entry in validate.sequence(ranking, name, "hits or (chunk id, score) pairs")
+    ]
     for position, entry in enumerate(entries):
-        if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence) or len(entry) != 2:
-            raise TypeError(f"{name} must hold (chunk id, score) pairs, got {entry!r} at position {position}")
+        if (
+            isinstance(entry, (str, bytes))
+            or not isinstance(entry, Sequence)
+            or len(entry) != 2
+        ):
+            raise TypeError(
+                f"{name} must hold (chunk id, score) pairs, got {entry!r} at "
+                f"position {position}"
+            )
     ids = _ids(entries, name)
-    return [(chunk_id, validate.real(score, f"the score of chunk {chunk_id} in {name}"))
-            for chunk_id, (_, score) in zip(ids, entries)]
+    return [
+        (chunk_id, validate.real(score, f"the score of chunk {chunk_id} in {name}"))
+        for chunk_id, (_, score) in zip(ids, entries)
+    ]
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence], c: float = 60, k: int | None = None) -> list[Hit]:
-    """Fuse rankings (lists of hits, of ids, or of (id, score) pairs, best first) by sum of 1 / (c + rank)."""
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence], c: float = 60, k: int | None = None
+) -> list[Hit]:
+    """Fuse rankings (lists of hits, of ids, or of (id, score) pairs, best first) by sum
+    of 1 / (c + rank)."""
     rankings = validate.sequence(rankings, "rankings", "rankings")
     if not rankings:
         raise ValueError("reciprocal rank fusion needs at least one ranking")
@@ -79,7 +99,8 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence], c: float = 60, k: int |
 
 
 def score_sum_fusion(results: Sequence[Ranking], k: int | None = None) -> list[Hit]:
-    """The pitfall: add the raw scores of each list (a chunk missing from a list adds 0)."""
+    """The pitfall: add the raw scores of each list (a chunk missing from a list adds
+    0)."""
     fused: dict[int, float] = {}
     for j, ranking in enumerate(validate.sequence(results, "results", "rankings")):
         for chunk_id, score in _pairs(ranking, f"results[{j}]"):
@@ -87,11 +108,14 @@ def score_sum_fusion(results: Sequence[Ranking], k: int | None = None) -> list[H
     return _ordered(fused, k)
 
 
-def normalized_score_fusion(results: Sequence[Ranking], weights: Sequence[float], k: int | None = None) -> list[Hit]:
-    """sum_j w_j (s_j(d) - min_j) / (max_j - min_j): each list's scores mapped to [0, 1] before a weighted sum.
+def normalized_score_fusion(
+    results: Sequence[Ranking], weights: Sequence[float], k: int | None = None
+) -> list[Hit]:
+    """sum_j w_j (s_j(d) - min_j) / (max_j - min_j): each list's scores mapped to [0, 1]
+    before a weighted sum.
 
-    A chunk missing from a list gets 0 from it, like the list's lowest score. A list whose scores are all
-    equal contributes 1 to each of its chunks.
+    A chunk missing from a list gets 0 from it, like the list's lowest score. A list
+    whose scores are all equal contributes 1 to each of its chunks.
     """
     results = validate.sequence(results, "results", "rankings")
     weights = validate.finite_array(weights, "weights", ndim=1).tolist()
@@ -119,47 +143,88 @@ class HybridRetriever:
             raise ValueError("a hybrid retriever needs at least one retriever")
         for position, retriever in enumerate(retrievers):
             if not callable(getattr(retriever, "search", None)):
-                raise TypeError(f"retrievers must have a search method; retriever {position} is {retriever!r}")
+                raise TypeError(
+                    f"retrievers must have a search method; retriever {position} "
+                    f"is {retriever!r}"
+                )
         c = validate.real(c, "the fusion constant c", minimum=0)
         self.retrievers, self.c, self.depth = retrievers, c, validate.k(depth, "depth")
 
-    def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]:
-        """The top k of the fused top ``depth`` lists; ``allowed`` is passed on to every retriever."""
+    def search(
+        self, query: str, k: int = 10, allowed: Iterable[int] | None = None
+    ) -> list[Hit]:
+        """The top k of the fused top ``depth`` lists; ``allowed`` is passed on to every
+        retriever."""
         query = validate.query(query)
         k = validate.k(k)
         allowed = None if allowed is None else validate.ids(allowed, "allowed")
-        rankings = [r.search(query, self.depth, allowed=allowed) for r in self.retrievers]
+        rankings = [
+            r.search(query, self.depth, allowed=allowed) for r in self.retrievers
+        ]
         return reciprocal_rank_fusion(rankings, self.c, k)
 
 
-def rerank(query: str, candidates: Ranking, score: Callable[[str, list[int]], np.ndarray], k: int | None = None) -> list[Hit]:
-    """Second stage: rescore the first stage's candidates with ``score(query, ids)`` and sort (ties by id)."""
+def rerank(
+    query: str,
+    candidates: Ranking,
+    score: Callable[[str, list[int]], np.ndarray],
+    k: int | None = None,
+) -> list[Hit]:
+    """Second stage: rescore the first stage's candidates with ``score(query, ids)`` and
+    sort (ties by id)."""
     query = validate.query(query)
     if not callable(score):
-        raise TypeError(f"score must be a function of (query, chunk ids), got {score!r}")
+        raise TypeError(
+            f"score must be a function of (query, chunk ids), got {score!r}"
+        )
     k = None if k is None else validate.k(k)
     ids = _ids(candidates, "candidates")
     if not ids:
         return []
     values = validate.finite_array(score(query, ids), "the second-stage scores")
     if values.shape != (len(ids),):
-        raise ValueError(f"the second-stage scorer returned {values.shape} scores for {len(ids)} candidates")
+        raise ValueError(
+            f"the second-stage scorer returned {values.shape} scores for "
+            f"{len(ids)} candidates"
+        )
     return _ordered(dict(zip(ids, values.tolist())), k)
 
 
 class RerankedRetriever:
-    """A first-stage retriever's top ``depth``, rescored by ``score(query, chunk ids)``: :func:`rerank` as a retriever."""
+    """A first-stage retriever's top ``depth``, rescored by ``score(query, chunk ids)``:
+    :func:`rerank` as a retriever."""
 
-    def __init__(self, first_stage, score: Callable[[str, list[int]], np.ndarray], depth: int = 50):
+    def __init__(
+        self,
+        first_stage,
+        score: Callable[[str, list[int]], np.ndarray],
+        depth: int = 50,
+    ):
         if not callable(getattr(first_stage, "search", None)):
-            raise TypeError(f"first_stage must have a search method, got {first_stage!r}")
+            raise TypeError(
+                f"first_stage must have a search method, got {first_stage!r}"
+            )
         if not callable(score):
-            raise TypeError(f"score must be a function of (query, chunk ids), got {score!r}")
-        self.first_stage, self.score, self.depth = first_stage, score, validate.k(depth, "depth")
+            raise TypeError(
+                f"score must be a function of (query, chunk ids), got {score!r}"
+            )
+        self.first_stage, self.score, self.depth = (
+            first_stage,
+            score,
+            validate.k(depth, "depth"),
+        )
 
-    def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]:
-        """The top k after reranking; ``allowed`` is applied by the first stage, before anything is ranked."""
+    def search(
+        self, query: str, k: int = 10, allowed: Iterable[int] | None = None
+    ) -> list[Hit]:
+        """The top k after reranking; ``allowed`` is applied by the first stage, before
+        anything is ranked."""
         query = validate.query(query)
         k = validate.k(k)
         allowed = None if allowed is None else validate.ids(allowed, "allowed")
-        return rerank(query, self.first_stage.search(query, max(k, self.depth), allowed=allowed), self.score, k)
+        return rerank(
+            query,
+            self.first_stage.search(query, max(k, self.depth), allowed=allowed),
+            self.score,
+            k,
+        )

@@ -1,14 +1,16 @@
 """Labelled questions and relevance from evidence spans (chapters 3, 4 and 9).
 
-Each question lists the pieces of evidence its answer needs; each piece lists every span of the corpus that
-states it (alternatives: a fact stated in the lead and again in the body has two). A span is a character
-range of one document. Relevance is defined by position, independently of any chunker: a chunk is relevant
-to a piece of evidence when its range contains one of the piece's spans whole,
+Each question lists the pieces of evidence its answer needs; each piece lists every span
+of the corpus that states it (alternatives: a fact stated in the lead and again in the
+body has two). A span is a character range of one document. Relevance is defined by
+position, independently of any chunker: a chunk is relevant to a piece of evidence when
+its range contains one of the piece's spans whole,
 
     chunk.start <= span.start  and  span.end <= chunk.end  (same document),
 
 so the same labels judge fixed windows, sentences, sections and anything else.
 """
+
 from __future__ import annotations
 
 import json
@@ -60,7 +62,8 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Question:
-    """A labelled question: text, short answer, style and the evidence pieces (none if unanswerable)."""
+    """A labelled question: text, short answer, style and the evidence pieces (none if
+    unanswerable)."""
 
     id: str
     text: str
@@ -81,12 +84,15 @@ class Question:
 def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
     """The unique occurrence of ``text`` in document ``doc_id`` as a :class:`Span`.
 
-    Raises ``ValueError`` when the document is unknown, or the text occurs nowhere or more than once (an
-    ambiguous label could mark the wrong place).
+    Raises ``ValueError`` when the document is unknown, or the text occurs nowhere or
+    more than once (an ambiguous label could mark the wrong place).
     """
     validate.text(doc_id, "doc_id"), validate.text(text, "text")
     if doc_id not in documents:
-        raise ValueError(f"evidence names document {doc_id!r}, which is not in the corpus ({', '.join(documents)})")
+        raise ValueError(
+            f"evidence names document {doc_id!r}, which is not in the corpus "
+            f"({', '.join(documents)})"
+        )
     if not text.strip():
         raise ValueError(f"an evidence span in {doc_id!r} is empty")
     haystack = documents[doc_id].text
@@ -94,20 +100,40 @@ def locate_span(documents: dict[str, Document], doc_id: str, text: str) -> Span:
     if start < 0:
         raise ValueError(f"span not found in {doc_id!r}: {text!r}")
     if haystack.find(text, start + 1) >= 0:
-        raise ValueError(f"span occurs more than once in {doc_id!r}; lengthen it to make it unique: {text!r}")
+        raise ValueError(
+            f"span occurs more than once in {doc_id!r}; lengthen it to make it "
+            f"unique: {text!r}"
+        )
     return Span(doc_id, start, start + len(text), text)
 
 
-def parse_questions(records: Sequence[dict], documents: Iterable[Document]) -> list[Question]:
-    """Turn question records (the JSON format of ``questions.json``) into :class:`Question` objects."""
-    by_id = {d.id: d for d in validate.sequence(documents, "documents", "Document objects")}
+def parse_questions(
+    records: Sequence[dict], documents: Iterable[Document]
+) -> list[Question]:
+    """Turn question records (the JSON format of ``questions.json``) into
+    :class:`Question` objects."""
+    by_id = {
+        d.id: d for d in validate.sequence(documents, "documents", "Document objects")
+    }
     questions, seen = [], set()
-    for number, record in enumerate(validate.sequence(records, "records", "question records (dicts)"), start=1):
+    for number, record in enumerate(
+        validate.sequence(records, "records", "question records (dicts)"), start=1
+    ):
         if not isinstance(record, Mapping):
-            raise TypeError(f"question {number} must be a record (a dict), got {type(record).__name__}")
-        missing = [key for key in ("id", "question", "answer", "style", "evidence") if key not in record]
+            raise TypeError(
+                f"question {number} must be a record (a dict), got "
+                f"{type(record).__name__}"
+            )
+        missing = [
+            key
+            for key in ("id", "question", "answer", "style", "evidence")
+            if key not in record
+        ]
         if missing:
-            raise ValueError(f"question {number} ({record.get('id', 'no id')}) lacks {', '.join(missing)}")
+            raise ValueError(
+                f"question {number} ({record.get('id', 'no id')}) lacks "
+                f"{', '.join(missing)}"
+            )
         qid = record["id"]
         if qid in seen:
             raise ValueError(f"question id {qid!r} is used twice")
@@ -115,45 +141,83 @@ def parse_questions(records: Sequence[dict], documents: Iterable[Document]) -> l
         for key in ("id", "question", "answer", "style"):
             validate.text(record[key], f"question {number}'s {key}")
         if record["style"] not in STYLES:
-            raise ValueError(f"question {qid!r}: style must be one of {STYLES}, got {record['style']!r}")
+            raise ValueError(
+                f"question {qid!r}: style must be one of {STYLES}, got "
+                f"{record['style']!r}"
+            )
         pieces = []
-        for piece in validate.sequence(record["evidence"], f"question {qid!r}'s evidence", "pieces (lists of spans)"):
-            piece = validate.sequence(piece, f"an evidence piece of question {qid!r}", "spans")
+        for piece in validate.sequence(
+            record["evidence"],
+            f"question {qid!r}'s evidence",
+            "pieces (lists of spans)",
+        ):
+            piece = validate.sequence(
+                piece, f"an evidence piece of question {qid!r}", "spans"
+            )
             if not piece:
                 raise ValueError(f"question {qid!r} has an evidence piece with no span")
-            pieces.append(Evidence(tuple(locate_span(by_id, s["doc"], s["text"]) for s in piece)))
+            pieces.append(
+                Evidence(tuple(locate_span(by_id, s["doc"], s["text"]) for s in piece))
+            )
         if (record["style"] == "unanswerable") != (not pieces):
-            raise ValueError(f"question {qid!r}: exactly the unanswerable questions have no evidence")
-        questions.append(Question(qid, record["question"], record["answer"], record["style"], tuple(pieces)))
+            raise ValueError(
+                f"question {qid!r}: exactly the unanswerable questions have no evidence"
+            )
+        questions.append(
+            Question(
+                qid,
+                record["question"],
+                record["answer"],
+                record["style"],
+                tuple(pieces),
+            )
+        )
     return questions
 
 
-def load_questions(documents: Iterable[Document], path: str | os.PathLike | None = None) -> list[Question]:
-    """The labelled questions (by default the bundled ``ragbook/data/questions.json``) against ``documents``."""
+def load_questions(
+    documents: Iterable[Document], path: str | os.PathLike | None = None
+) -> list[Question]:
+    """The labelled questions (by default the bundled ``ragbook/data/questions.json``)
+    against ``documents``."""
     if path is None:
-        raw = (resources.files("ragbook") / "data" / "questions.json").read_text(encoding="utf-8")
+        raw = (resources.files("ragbook") / "data" / "questions.json").read_text(
+            encoding="utf-8"
+        )
     else:
         try:
             with open(path, encoding="utf-8") as handle:
                 raw = handle.read()
         except OSError as error:
-            raise ValueError(f"cannot read questions file {str(path)!r}: {error.strerror or error}") from error
+            raise ValueError(
+                f"cannot read questions file {str(path)!r}: {error.strerror or error}"
+            ) from error
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise ValueError(f"questions file is not valid JSON (line {error.lineno}): {error.msg}") from error
-    return parse_questions(data["questions"] if isinstance(data, dict) else data, documents)
+        raise ValueError(
+            f"questions file is not valid JSON (line {error.lineno}): {error.msg}"
+        ) from error
+    return parse_questions(
+        data["questions"] if isinstance(data, dict) else data, documents
+    )
 
 
 def contains_span(chunk, span: Span) -> bool:
-    """Whether ``chunk`` (anything with ``doc_id``, ``start``, ``end``) holds ``span`` whole."""
+    """Whether ``chunk`` (anything with ``doc_id``, ``start``, ``end``) holds ``span``
+    whole."""
     if not isinstance(span, Span):
         raise TypeError(f"span must be a Span, got {type(span).__name__}")
-    return chunk.doc_id == span.doc_id and chunk.start <= span.start and span.end <= chunk.end
+    return (
+        chunk.doc_id == span.doc_id
+        and chunk.start <= span.start
+        and span.end <= chunk.end
+    )
 
 
 def relevant_chunks(question: Question, chunks: Sequence) -> list[frozenset[int]]:
-    """For each evidence piece, the positions in ``chunks`` of the chunks that contain one of its spans."""
+    """For each evidence piece, the positions in ``chunks`` of the chunks that contain
+    one of its spans."""
     if not isinstance(question, Question):
         raise TypeError(f"question must be a Question, got {type(question).__name__}")
     chunks = validate.sequence(chunks, "chunks", "chunks")
@@ -173,8 +237,11 @@ def relevant_chunks(question: Question, chunks: Sequence) -> list[frozenset[int]
 
 
 def is_cut(evidence: Evidence, chunks: Sequence) -> bool:
-    """True when no chunk contains any of the evidence's spans whole: no ranking can then retrieve it."""
+    """True when no chunk contains any of the evidence's spans whole: no ranking can
+    then retrieve it."""
     if not isinstance(evidence, Evidence):
         raise TypeError(f"evidence must be an Evidence, got {type(evidence).__name__}")
     chunks = validate.sequence(chunks, "chunks", "chunks")
-    return not any(contains_span(chunk, span) for span in evidence.spans for chunk in chunks)
+    return not any(
+        contains_span(chunk, span) for span in evidence.spans for chunk in chunks
+    )

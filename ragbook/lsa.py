@@ -1,15 +1,19 @@
-"""Latent semantic analysis: dense vectors from the SVD of the tf-idf matrix (chapter 6).
+"""Latent semantic analysis: dense vectors from the SVD of the tf-idf matrix (chapter
+6).
 
-X is the tf-idf matrix of the chunks, one unit-length row per chunk, over the terms found in at least two
-chunks (a term in a single chunk carries no co-occurrence information). Its singular value decomposition
-X = U S V^T, singular values in decreasing order, gives by the Eckart-Young theorem the closest rank-r matrix
-to X in the Frobenius norm: U_r S_r V_r^T. A chunk or query with tf-idf row x is embedded as x V_r, its
-projection on the first r right singular vectors, and compared by cosine. The rows of V_r S_r embed the terms.
+X is the tf-idf matrix of the chunks, one unit-length row per chunk, over the terms
+found in at least two chunks (a term in a single chunk carries no co-occurrence
+information). Its singular value decomposition X = U S V^T, singular values in
+decreasing order, gives by the Eckart-Young theorem the closest rank-r matrix to X in
+the Frobenius norm: U_r S_r V_r^T. A chunk or query with tf-idf row x is embedded as x
+V_r, its projection on the first r right singular vectors, and compared by cosine. The
+rows of V_r S_r embed the terms.
 
-With r equal to the rank of X nothing is lost, and the ranking equals the tf-idf cosine ranking over the
-same terms; a smaller r merges terms that occur in similar chunks. The SVD here is dense and exact, which
-suits collections of a few thousand chunks.
+With r equal to the rank of X nothing is lost, and the ranking equals the tf-idf cosine
+ranking over the same terms; a smaller r merges terms that occur in similar chunks. The
+SVD here is dense and exact, which suits collections of a few thousand chunks.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -25,15 +29,25 @@ __all__ = ["LSA"]
 
 
 class LSA:
-    """An LSA encoder fitted on a collection: ``encode`` maps texts to unit vectors of r dimensions."""
+    """An LSA encoder fitted on a collection: ``encode`` maps texts to unit vectors of r
+    dimensions."""
 
-    def __init__(self, texts: Sequence[str], dimensions: int, analyzer: Callable[[str], list[str]] = analyze,
-                 min_df: int = 2):
+    def __init__(
+        self,
+        texts: Sequence[str],
+        dimensions: int,
+        analyzer: Callable[[str], list[str]] = analyze,
+        min_df: int = 2,
+    ):
         texts = validate.texts(texts, "texts")
         if not texts:
-            raise ValueError("cannot fit LSA on an empty collection: there are no chunks")
+            raise ValueError(
+                "cannot fit LSA on an empty collection: there are no chunks"
+            )
         if not callable(analyzer):
-            raise TypeError(f"analyzer must be a function from a str to its terms, got {analyzer!r}")
+            raise TypeError(
+                f"analyzer must be a function from a str to its terms, got {analyzer!r}"
+            )
         min_df = validate.k(min_df, "min_df")
         token_lists = [analyzer(text) for text in texts]
         validate.non_empty_corpus(token_lists, "the LSA collection")
@@ -41,7 +55,10 @@ class LSA:
         self.analyzer = analyzer
         self.terms = sorted(t for t, n in df.items() if n >= min_df)
         if not self.terms:
-            raise ValueError(f"no term occurs in at least {min_df} chunks; LSA has nothing to factorise")
+            raise ValueError(
+                f"no term occurs in at least {min_df} chunks; LSA has nothing to "
+                "factorise"
+            )
         self.columns = {t: j for j, t in enumerate(self.terms)}
         self.idf = smoothed_idf(np.array([df[t] for t in self.terms]), len(token_lists))
         self.matrix = self._tfidf_rows(token_lists)
@@ -49,14 +66,20 @@ class LSA:
         tolerance = s[0] * max(self.matrix.shape) * np.finfo(float).eps
         self.rank = int(np.sum(s > tolerance))
         if not 1 <= validate.whole(dimensions, "dimensions") <= self.rank:
-            raise ValueError(f"dimensions must be between 1 and the rank of the tf-idf matrix ({self.rank}), got {dimensions!r}")
+            raise ValueError(
+                "dimensions must be between 1 and the rank of the tf-idf matrix "
+                f"({self.rank}), got {dimensions!r}"
+            )
         self.dimensions = int(dimensions)
         self.all_singular_values = s
         self.singular_values = s[: self.dimensions]
-        self.components = vt[: self.dimensions]  # V_r^T: one right singular vector per row
+        self.components = vt[
+            : self.dimensions
+        ]  # V_r^T: one right singular vector per row
 
     def _tfidf_rows(self, token_lists: Sequence[Sequence[str]]) -> np.ndarray:
-        """Unit-length tf-idf rows (raw counts times smoothed idf) over the kept terms; empty rows stay zero."""
+        """Unit-length tf-idf rows (raw counts times smoothed idf) over the kept terms;
+        empty rows stay zero."""
         rows = np.zeros((len(token_lists), len(self.terms)))
         for r, tokens in enumerate(token_lists):
             for t in tokens:
@@ -69,18 +92,26 @@ class LSA:
         return rows
 
     def project(self, texts: Sequence[str]) -> np.ndarray:
-        """x V_r for each text's tf-idf row x: the coordinates before normalisation (zero if no kept term)."""
-        return self._tfidf_rows([self.analyzer(t) for t in validate.texts(texts, "texts")]) @ self.components.T
+        """x V_r for each text's tf-idf row x: the coordinates before normalisation
+        (zero if no kept term)."""
+        return (
+            self._tfidf_rows([self.analyzer(t) for t in validate.texts(texts, "texts")])
+            @ self.components.T
+        )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of r dimensions; a text that shares no kept term with the collection is an error."""
+        """Unit vectors of r dimensions; a text that shares no kept term with the
+        collection is an error."""
         texts = validate.texts(texts, "texts")
         vectors = self.project(texts)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         empty = np.flatnonzero(norms[:, 0] == 0)
         if empty.size:
-            raise ValueError(f"text {empty[0]} ({texts[empty[0]]!r}) shares no term with the fitted vocabulary, "
-                             "so it has no direction in the LSA space")
+            raise ValueError(
+                f"text {empty[0]} ({texts[empty[0]]!r}) shares no term with the "
+                "fitted vocabulary, "
+                "so it has no direction in the LSA space"
+            )
         return (vectors / norms).astype(np.float32)
 
     encode_queries = encode
@@ -91,13 +122,23 @@ class LSA:
         return self.components.T * self.singular_values
 
     def nearest_terms(self, term: str, n: int = 5) -> list[tuple[str, float]]:
-        """The n terms whose embeddings have the largest cosine with ``term``'s (itself excluded)."""
+        """The n terms whose embeddings have the largest cosine with ``term``'s (itself
+        excluded)."""
         validate.text(term, "term")
         n = validate.count(n, "n")
         if term not in self.columns:
-            raise ValueError(f"{term!r} is not in the LSA vocabulary (terms found in at least two chunks)")
+            raise ValueError(
+                f"{term!r} is not in the LSA vocabulary (terms found in at least "
+                "two chunks)"
+            )
         vectors = self.term_vectors
-        unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-300)
+        unit = vectors / np.maximum(
+            np.linalg.norm(vectors, axis=1, keepdims=True), 1e-300
+        )
         similarity = unit @ unit[self.columns[term]]
         order = np.lexsort((np.arange(len(self.terms)), -similarity))
-        return [(self.terms[j], float(similarity[j])) for j in order if self.terms[j] != term][:n]
+        return [
+            (self.terms[j], float(similarity[j]))
+            for j in order
+            if self.terms[j] != term
+        ][:n]

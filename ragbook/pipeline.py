@@ -1,11 +1,14 @@
-"""The whole system: from a question to a checked, cited answer, and its evaluation (chapter 14).
+"""The whole system: from a question to a checked, cited answer, and its evaluation
+(chapter 14).
 
-:func:`answer_question` runs one question through retrieval, prompt assembly, generation and the grounding
-checks. :class:`RAGPipeline` wraps the same steps in the shape many tutorials use: ``index(documents)``
-then ``query(question, k)``. :func:`evaluate_answers` splits end-to-end accuracy into the retriever's
-recall r and the generator's accuracy with (a) and without (b) the evidence in the prompt, the decomposition
-of :mod:`ragbook.composition`: accuracy = r a + (1 - r) b.
+:func:`answer_question` runs one question through retrieval, prompt assembly, generation
+and the grounding checks. :class:`RAGPipeline` wraps the same steps in the shape many
+tutorials use: ``index(documents)`` then ``query(question, k)``.
+:func:`evaluate_answers` splits end-to-end accuracy into the retriever's recall r and
+the generator's accuracy with (a) and without (b) the evidence in the prompt, the
+decomposition of :mod:`ragbook.composition`: accuracy = r a + (1 - r) b.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,11 +18,23 @@ import numpy as np
 
 from . import validate
 from .bm25 import BM25, lucene_idf
-from .chunking import Chunk, recursive_chunks, section_chunks, sentence_chunks, word_windows
+from .chunking import (
+    Chunk,
+    recursive_chunks,
+    section_chunks,
+    sentence_chunks,
+    word_windows,
+)
 from .documents import Document, parse_markdown
 from .generators import is_refusal
 from .labels import Question, contains_span
-from .prompts import Prompt, build_prompt, count_tokens, pack_prompt, sources_from_chunks
+from .prompts import (
+    Prompt,
+    build_prompt,
+    count_tokens,
+    pack_prompt,
+    sources_from_chunks,
+)
 from .readers import LEXICAL_ABSTAIN_BELOW, SEMANTIC_ABSTAIN_BELOW, ExtractiveGenerator
 from .retrieval import Retriever
 from .verification import CITATION, SUPPORT_THRESHOLD, ClaimCheck, check_answer
@@ -47,7 +62,8 @@ READERS = ("lexical", "semantic", "llm")
 
 @dataclass(frozen=True)
 class Retrieved:
-    """One retrieved chunk: its rank, score, the source label shown in the prompt, and the chunk."""
+    """One retrieved chunk: its rank, score, the source label shown in the prompt, and
+    the chunk."""
 
     rank: int
     score: float
@@ -57,7 +73,8 @@ class Retrieved:
 
 @dataclass(frozen=True)
 class Answer:
-    """Everything :func:`answer_question` did: the answer, its prompt, what was retrieved, and the checks."""
+    """Everything :func:`answer_question` did: the answer, its prompt, what was
+    retrieved, and the checks."""
 
     question: str
     answer: str
@@ -67,19 +84,31 @@ class Answer:
 
     @property
     def abstained(self) -> bool:
-        """The generator refused: :data:`~ragbook.generators.ABSTAIN`, or a model saying the sources do not
-        contain the answer (:func:`~ragbook.generators.is_refusal`)."""
+        """The generator refused: :data:`~ragbook.generators.ABSTAIN`, or a model
+        saying the sources do not contain the answer
+        (:func:`~ragbook.generators.is_refusal`)."""
         return is_refusal(self.answer)
 
     @property
     def supported(self) -> bool:
-        """Not an abstention, at least one claim, and every claim passes :func:`ragbook.verification.check_claim`."""
-        return not self.abstained and bool(self.checks) and all(c.supported for c in self.checks)
+        """Not an abstention, at least one claim, and every claim passes
+        :func:`ragbook.verification.check_claim`."""
+        return (
+            not self.abstained
+            and bool(self.checks)
+            and all(c.supported for c in self.checks)
+        )
 
 
-def make_chunks(documents: Sequence[Document], chunker: str = "sentences", words: int = 100, overlap: int = 0,
-                headers: bool = True) -> list[Chunk]:
-    """Chunk ``documents`` with one of :data:`CHUNKERS` (``words`` is the limit or the window size)."""
+def make_chunks(
+    documents: Sequence[Document],
+    chunker: str = "sentences",
+    words: int = 100,
+    overlap: int = 0,
+    headers: bool = True,
+) -> list[Chunk]:
+    """Chunk ``documents`` with one of :data:`CHUNKERS` (``words`` is the limit or the
+    window size)."""
     validate.text(chunker, "chunker")
     if chunker == "sentences":
         return sentence_chunks(documents, words, headers=headers)
@@ -89,20 +118,32 @@ def make_chunks(documents: Sequence[Document], chunker: str = "sentences", words
         return section_chunks(documents, headers=headers)
     if chunker == "recursive":
         return recursive_chunks(documents, words, headers=headers)
-    raise ValueError(f"unknown chunker {chunker!r}; choose one of {', '.join(CHUNKERS)}")
+    raise ValueError(
+        f"unknown chunker {chunker!r}; choose one of {', '.join(CHUNKERS)}"
+    )
 
 
-def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, lists: int | None = None,
-                   probes: int = 1, depth: int = 50, cache: bool = False) -> Retriever:
+def make_retriever(
+    name: str,
+    chunks: Sequence[Chunk],
+    dimensions: int = 128,
+    lists: int | None = None,
+    probes: int = 1,
+    depth: int = 50,
+    cache: bool = False,
+) -> Retriever:
     """A retriever over the chunks' indexed text: one of :data:`RETRIEVERS`.
 
-    ``lsa`` and ``embedder`` are dense (exact search, or IVF with ``lists`` and ``probes``); ``hybrid`` fuses
-    BM25 with the MiniLM embedder by reciprocal rank fusion of their top ``depth``. With ``cache`` the
-    MiniLM vectors of the chunks are kept on disk (:class:`~ragbook.embedder.CachedEncoder`).
+    ``lsa`` and ``embedder`` are dense (exact search, or IVF with ``lists`` and
+    ``probes``); ``hybrid`` fuses BM25 with the MiniLM embedder by reciprocal rank
+    fusion of their top ``depth``. With ``cache`` the MiniLM vectors of the chunks are
+    kept on disk (:class:`~ragbook.embedder.CachedEncoder`).
     """
     validate.text(name, "name")
     if name not in RETRIEVERS:
-        raise ValueError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVERS)}")
+        raise ValueError(
+            f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVERS)}"
+        )
     validate.flag(cache, "cache")
     texts = [c.indexed_text for c in _chunks(chunks)]
     if name == "bm25":
@@ -117,7 +158,9 @@ def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, li
         if name == "lsa":
             from .lsa import LSA
 
-            return DenseRetriever(LSA(texts, dimensions), texts, lists=lists, probes=probes)
+            return DenseRetriever(
+                LSA(texts, dimensions), texts, lists=lists, probes=probes
+            )
         from .embedder import CachedEncoder, load_minilm
 
         encoder = CachedEncoder(load_minilm()) if cache else load_minilm()
@@ -127,95 +170,193 @@ def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, li
         from .fusion import HybridRetriever
 
         return HybridRetriever([BM25.from_texts(texts), dense], depth=depth)
-    raise ValueError(f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVERS)}")
+    raise ValueError(
+        f"unknown retriever {name!r}; choose one of {', '.join(RETRIEVERS)}"
+    )
 
 
 def idf_lookup(chunks: Sequence[Chunk] | BM25) -> Callable[[str], float]:
-    """Lucene's idf of a term over the chunks (a term no chunk contains gets the idf of n = 0).
+    """Lucene's idf of a term over the chunks (a term no chunk contains gets the idf of
+    n = 0).
 
-    Given a :class:`~ragbook.bm25.BM25` index already built over the chunks, its idf is read, not rebuilt.
+    Given a :class:`~ragbook.bm25.BM25` index already built over the chunks, its idf is
+    read, not rebuilt.
     """
-    index = chunks if isinstance(chunks, BM25) else BM25.from_texts([c.indexed_text for c in _chunks(chunks)])
+    index = (
+        chunks
+        if isinstance(chunks, BM25)
+        else BM25.from_texts([c.indexed_text for c in _chunks(chunks)])
+    )
     unseen = float(lucene_idf(0, index.n_chunks))
-    return lambda term: float(index.idf[index.vocabulary[term]]) if term in index.vocabulary else unseen
+    return lambda term: (
+        float(index.idf[index.vocabulary[term]]) if term in index.vocabulary else unseen
+    )
 
 
-def answer_question(question: str, chunks: Sequence[Chunk], retriever: Retriever,
-                    generator: Callable[[Prompt], str], k: int = 5, budget: int | None = None,
-                    count: Callable[[str], int] = count_tokens, allowed: Iterable[int] | None = None,
-                    support_threshold: float = SUPPORT_THRESHOLD, rewrite: Callable[[str], str] | None = None) -> Answer:
-    """Retrieve the top k chunks, build the prompt (packed into ``budget`` tokens if given), generate, check.
+def answer_question(
+    question: str,
+    chunks: Sequence[Chunk],
+    retriever: Retriever,
+    generator: Callable[[Prompt], str],
+    k: int = 5,
+    budget: int | None = None,
+    count: Callable[[str], int] = count_tokens,
+    allowed: Iterable[int] | None = None,
+    support_threshold: float = SUPPORT_THRESHOLD,
+    rewrite: Callable[[str], str] | None = None,
+) -> Answer:
+    """Retrieve the top k chunks, build the prompt (packed into ``budget`` tokens if
+    given), generate, check.
 
-    ``allowed`` restricts retrieval to the chunks a user may read, before ranking (chapter 15). ``rewrite``
-    (a :class:`~ragbook.glossary.Glossary`, say) turns the question into the retrieval query; the prompt
-    keeps the question as asked. ``support_threshold`` is the support share each claim needs
-    (:func:`ragbook.verification.check_claim`). The sources' labels come from the chunks' headers.
+    ``allowed`` restricts retrieval to the chunks a user may read, before ranking
+    (chapter 15). ``rewrite`` (a :class:`~ragbook.glossary.Glossary`, say) turns the
+    question into the retrieval query; the prompt keeps the question as asked.
+    ``support_threshold`` is the support share each claim needs
+    (:func:`ragbook.verification.check_claim`). The sources' labels come from the
+    chunks' headers.
     """
     question = validate.query(question, "question", terms=False)
-    support_threshold = validate.real(support_threshold, "support_threshold", minimum=0, maximum=1)
+    support_threshold = validate.real(
+        support_threshold, "support_threshold", minimum=0, maximum=1
+    )
     query = rewrite(question) if rewrite is not None else question
-    hits = retriever.search(query, k, allowed=None if allowed is None else list(allowed))
+    hits = retriever.search(
+        query, k, allowed=None if allowed is None else list(allowed)
+    )
     chosen = [chunks[hit.chunk_id] for hit in hits]
     sources = sources_from_chunks(chosen)
-    prompt = pack_prompt(question, sources, budget, count) if budget is not None else build_prompt(question, sources)
+    prompt = (
+        pack_prompt(question, sources, budget, count)
+        if budget is not None
+        else build_prompt(question, sources)
+    )
     used = len(prompt.sources)
-    retrieved = tuple(Retrieved(hit.rank, hit.score, label, chunk)
-                      for hit, (label, _), chunk in zip(hits[:used], sources, chosen))
+    retrieved = tuple(
+        Retrieved(hit.rank, hit.score, label, chunk)
+        for hit, (label, _), chunk in zip(hits[:used], sources, chosen)
+    )
     text = generator(prompt)
-    checks = () if is_refusal(text) else tuple(check_answer(text, [s.text for s in prompt.sources], support_threshold))
+    checks = (
+        ()
+        if is_refusal(text)
+        else tuple(
+            check_answer(text, [s.text for s in prompt.sources], support_threshold)
+        )
+    )
     return Answer(question, text, prompt, retrieved, checks)
 
 
 class RAGPipeline:
-    """index(documents, names) -> number of chunks; query(question, k) -> answer, prompt and retrieved chunks.
+    """index(documents, names) -> number of chunks; query(question, k) -> answer, prompt
+    and retrieved chunks.
 
-    Configured with any of the book's chunkers (:data:`CHUNKERS`), retrievers (:data:`RETRIEVERS`) and
-    generators. Without a ``generator`` the offline reader named by ``reader`` answers (:data:`READERS`:
-    ``lexical`` is :class:`~ragbook.readers.ExtractiveGenerator`, ``semantic`` is
-    :class:`~ragbook.readers.SemanticExtractiveGenerator` with MiniLM); the reader abstains when its best
-    sentence scores below ``abstain_below`` (a coverage share for the lexical reader, a cosine for the
-    semantic one; each reader's own default if not given). ``llm`` is a local language model
-    (:class:`~ragbook.llm.LLMGenerator`; ``model`` names it, see :func:`ragbook.llm.model_file`), whose
-    prompts are packed into its context window, counted in its own tokens. ``glossary`` (any question rewrite) shapes the retrieval query and the semantic
-    reader's question; ``cache`` keeps MiniLM chunk vectors on disk between runs.
+    Configured with any of the book's chunkers (:data:`CHUNKERS`), retrievers
+    (:data:`RETRIEVERS`) and generators. Without a ``generator`` the offline reader
+    named by ``reader`` answers (:data:`READERS`: ``lexical`` is
+    :class:`~ragbook.readers.ExtractiveGenerator`, ``semantic`` is
+    :class:`~ragbook.readers.SemanticExtractiveGenerator` with MiniLM); the reader
+    abstains when its best sentence scores below ``abstain_below`` (a coverage share for
+    the lexical reader, a cosine for the semantic one; each reader's own default if not
+    given). ``llm`` is a local language model (:class:`~ragbook.llm.LLMGenerator`;
+    ``model`` names it, see :func:`ragbook.llm.model_file`), whose prompts are packed
+    into its context window, counted in its own tokens. ``glossary`` (any question
+    rewrite) shapes the retrieval query and the semantic reader's question; ``cache`` keeps MiniLM chunk vectors on disk between
+    runs.
     """
 
-    def __init__(self, chunker: str = "sentences", words: int = 100, overlap: int = 0, retriever: str = "bm25",
-                 generator: Callable[[Prompt], str] | None = None, k: int = 5, dimensions: int = 128,
-                 lists: int | None = None, probes: int = 1, abstain_below: float | None = None, headers: bool = True,
-                 reader: str = "lexical", glossary: Callable[[str], str] | None = None, cache: bool = False,
-                 model: str | None = None):
-        for name, value in (("chunker", chunker), ("retriever", retriever), ("reader", reader)):
+    def __init__(
+        self,
+        chunker: str = "sentences",
+        words: int = 100,
+        overlap: int = 0,
+        retriever: str = "bm25",
+        generator: Callable[[Prompt], str] | None = None,
+        k: int = 5,
+        dimensions: int = 128,
+        lists: int | None = None,
+        probes: int = 1,
+        abstain_below: float | None = None,
+        headers: bool = True,
+        reader: str = "lexical",
+        glossary: Callable[[str], str] | None = None,
+        cache: bool = False,
+        model: str | None = None,
+    ):
+        for name, value in (
+            ("chunker", chunker),
+            ("retriever", retriever),
+            ("reader", reader),
+        ):
             validate.text(value, name)
-        words, overlap, k = validate.k(words, "words"), validate.count(overlap, "overlap"), validate.k(k)
-        dimensions, probes = validate.k(dimensions, "dimensions"), validate.k(probes, "probes")
+        words, overlap, k = (
+            validate.k(words, "words"),
+            validate.count(overlap, "overlap"),
+            validate.k(k),
+        )
+        dimensions, probes = (
+            validate.k(dimensions, "dimensions"),
+            validate.k(probes, "probes"),
+        )
         lists = None if lists is None else validate.k(lists, "lists")
-        abstain_below = None if abstain_below is None else validate.real(abstain_below, "abstain_below")
-        headers, cache = validate.flag(headers, "headers"), validate.flag(cache, "cache")
+        abstain_below = (
+            None
+            if abstain_below is None
+            else validate.real(abstain_below, "abstain_below")
+        )
+        headers, cache = (
+            validate.flag(headers, "headers"),
+            validate.flag(cache, "cache"),
+        )
         for name, value in (("generator", generator), ("glossary", glossary)):
             if value is not None and not callable(value):
                 raise TypeError(f"{name} must be a function or None, got {value!r}")
         if chunker not in CHUNKERS:
-            raise ValueError(f"unknown chunker {chunker!r}; choose one of {', '.join(CHUNKERS)}")
+            raise ValueError(
+                f"unknown chunker {chunker!r}; choose one of {', '.join(CHUNKERS)}"
+            )
         if retriever not in RETRIEVERS:
-            raise ValueError(f"unknown retriever {retriever!r}; choose one of {', '.join(RETRIEVERS)}")
+            raise ValueError(
+                f"unknown retriever {retriever!r}; choose one of "
+                f"{', '.join(RETRIEVERS)}"
+            )
         if reader not in READERS:
-            raise ValueError(f"unknown reader {reader!r}; choose one of {', '.join(READERS)}")
-        self.chunker, self.words, self.overlap, self.headers = chunker, words, overlap, headers
-        self.retriever_name, self.dimensions, self.lists, self.probes = retriever, dimensions, lists, probes
+            raise ValueError(
+                f"unknown reader {reader!r}; choose one of {', '.join(READERS)}"
+            )
+        self.chunker, self.words, self.overlap, self.headers = (
+            chunker,
+            words,
+            overlap,
+            headers,
+        )
+        self.retriever_name, self.dimensions, self.lists, self.probes = (
+            retriever,
+            dimensions,
+            lists,
+            probes,
+        )
         self.generator, self.k, self.abstain_below = generator, k, abstain_below
         self.reader, self.glossary, self.cache = reader, glossary, cache
         if model is not None and reader != "llm":
-            raise ValueError(f"a model applies to the llm reader only, not to the {reader} reader")
+            raise ValueError(
+                f"a model applies to the llm reader only, not to the {reader} reader"
+            )
         self.model = model
-        self.reader_abstain_below: float | None = None  # the offline reader's abstention score, once indexed
+        self.reader_abstain_below: float | None = (
+            None  # the offline reader's abstention score, once indexed
+        )
         self.documents: list[Document] = []
         self.chunks: list[Chunk] = []
         self.retriever = None
 
-    def index(self, documents: Sequence[Document | str], names: Sequence[str] | None = None) -> int:
-        """Chunk and index the documents (Document objects, or Markdown texts named by ``names``)."""
-        documents = validate.sequence(documents, "documents", "Document objects or Markdown texts")
+    def index(
+        self, documents: Sequence[Document | str], names: Sequence[str] | None = None
+    ) -> int:
+        """Chunk and index the documents (Document objects, or Markdown texts named by
+        ``names``)."""
+        documents = validate.sequence(
+            documents, "documents", "Document objects or Markdown texts"
+        )
         names = None if names is None else validate.texts(names, "names")
         if not documents:
             raise ValueError("there are no documents to index")
@@ -226,63 +367,115 @@ class RAGPipeline:
             if isinstance(document, Document):
                 parsed.append(document)
             else:
-                parsed.append(parse_markdown(document, names[i] if names else f"doc{i + 1}"))
+                parsed.append(
+                    parse_markdown(document, names[i] if names else f"doc{i + 1}")
+                )
         ids = [d.id for d in parsed]
         if len(set(ids)) != len(ids):
             raise ValueError("two documents have the same name")
         self.documents = parsed
-        self.chunks = make_chunks(parsed, self.chunker, self.words, self.overlap, self.headers)
-        self.retriever = make_retriever(self.retriever_name, self.chunks, self.dimensions, self.lists, self.probes,
-                                        cache=self.cache)
+        self.chunks = make_chunks(
+            parsed, self.chunker, self.words, self.overlap, self.headers
+        )
+        self.retriever = make_retriever(
+            self.retriever_name,
+            self.chunks,
+            self.dimensions,
+            self.lists,
+            self.probes,
+            cache=self.cache,
+        )
         if self.generator is None and self.reader == "semantic":
             from .embedder import load_minilm
             from .readers import SemanticExtractiveGenerator
 
-            self.reader_abstain_below = SEMANTIC_ABSTAIN_BELOW if self.abstain_below is None else self.abstain_below
-            self._generate = SemanticExtractiveGenerator(load_minilm(), self.reader_abstain_below, rewrite=self.glossary)
+            self.reader_abstain_below = (
+                SEMANTIC_ABSTAIN_BELOW
+                if self.abstain_below is None
+                else self.abstain_below
+            )
+            self._generate = SemanticExtractiveGenerator(
+                load_minilm(), self.reader_abstain_below, rewrite=self.glossary
+            )
         elif self.generator is None and self.reader == "llm":
             from .llm import LLMGenerator, LocalModel
 
             self._generate = LLMGenerator(LocalModel(self.model, records=None))
         elif self.generator is None:
-            self.reader_abstain_below = LEXICAL_ABSTAIN_BELOW if self.abstain_below is None else self.abstain_below
-            bm25 = self.retriever if isinstance(self.retriever, BM25) else None  # built once, read for its idf
-            self._generate = ExtractiveGenerator(idf_lookup(bm25 or self.chunks), self.reader_abstain_below)
+            self.reader_abstain_below = (
+                LEXICAL_ABSTAIN_BELOW
+                if self.abstain_below is None
+                else self.abstain_below
+            )
+            bm25 = (
+                self.retriever if isinstance(self.retriever, BM25) else None
+            )  # built once, read for its idf
+            self._generate = ExtractiveGenerator(
+                idf_lookup(bm25 or self.chunks), self.reader_abstain_below
+            )
         else:
             self._generate = self.generator
         return len(self.chunks)
 
-    def answer(self, question: str, k: int | None = None, budget: int | None = None,
-               allowed: Iterable[int] | None = None) -> Answer:
+    def answer(
+        self,
+        question: str,
+        k: int | None = None,
+        budget: int | None = None,
+        allowed: Iterable[int] | None = None,
+    ) -> Answer:
         if self.retriever is None:
             raise RuntimeError("nothing is indexed yet: call index(documents) first")
         k = self.k if k is None else validate.k(k)
         budget = None if budget is None else validate.count(budget, "budget")
         count = count_tokens
-        if hasattr(self._generate, "budget") and hasattr(self._generate, "count"):  # a model with a context window
-            budget = self._generate.budget() if budget is None else min(budget, self._generate.budget())
-            count = self._generate.count
-        return answer_question(question, self.chunks, self.retriever, self._generate,
-                               k, budget, count, allowed=allowed, rewrite=self.glossary)
+        generate = self._generate
+        if hasattr(generate, "budget") and hasattr(generate, "count"):
+            # a model with a context window: pack the prompt into it, in its tokens
+            fits = generate.budget()
+            budget = fits if budget is None else min(budget, fits)
+            count = generate.count
+        return answer_question(
+            question,
+            self.chunks,
+            self.retriever,
+            self._generate,
+            k,
+            budget,
+            count,
+            allowed=allowed,
+            rewrite=self.glossary,
+        )
 
     def query(self, question: str, k: int | None = None) -> dict:
-        """The tutorial shape: question, answer, prompt, and retrieved chunks with source, score and index."""
+        """The tutorial shape: question, answer, prompt, and retrieved chunks with
+        source, score and index."""
         result = self.answer(question, k)
         return {
             "question": question,
             "answer": result.answer,
             "prompt": result.prompt.text,
-            "retrieved": [{"chunk": r.chunk.text, "source": r.source, "score": r.score, "index": r.chunk.id}
-                          for r in result.retrieved],
+            "retrieved": [
+                {
+                    "chunk": r.chunk.text,
+                    "source": r.source,
+                    "score": r.score,
+                    "index": r.chunk.id,
+                }
+                for r in result.retrieved
+            ],
         }
 
 
-# ---- evaluation -------------------------------------------------------------------------------------
+# ---- evaluation ----------------------------------------------------------------------
 def _chunks(chunks: Sequence[Chunk]) -> list[Chunk]:
     chunks = validate.sequence(chunks, "chunks", "Chunk objects")
     for position, chunk in enumerate(chunks):
         if not isinstance(chunk, Chunk):
-            raise TypeError(f"chunks must hold Chunk objects, got {type(chunk).__name__} at position {position}")
+            raise TypeError(
+                f"chunks must hold Chunk objects, got {type(chunk).__name__} at "
+                f"position {position}"
+            )
     return chunks
 
 
@@ -291,20 +484,25 @@ def _plain(text: str) -> str:
 
 
 def quotes_evidence(answer: str, question: Question) -> bool:
-    """Whether the answer quotes labelled evidence: its text (citations removed) contains a span of every
-    piece, or is contained in one (an extractive answer quotes a sentence that holds or lies in a span)."""
+    """Whether the answer quotes labelled evidence: its text (citations removed)
+    contains a span of every piece, or is contained in one (an extractive answer quotes
+    a sentence that holds or lies in a span)."""
     plain = _plain(validate.text(answer, "answer"))
     if not plain or not question.answerable:
         return False
     for piece in question.evidence:
-        if not any(_plain(span.text) in plain or plain in _plain(span.text) for span in piece.spans):
+        if not any(
+            _plain(span.text) in plain or plain in _plain(span.text)
+            for span in piece.spans
+        ):
             return False
     return True
 
 
 @dataclass(frozen=True)
 class AnswerEvaluation:
-    """End-to-end accuracy and its parts: r (evidence in the prompt), a (accuracy given it), b (without)."""
+    """End-to-end accuracy and its parts: r (evidence in the prompt), a (accuracy given
+    it), b (without)."""
 
     questions: int
     r: float
@@ -314,20 +512,26 @@ class AnswerEvaluation:
     answered: int
     refused_unanswerable: int
     unanswerable: int
-    outcomes: tuple[tuple[str, bool, bool], ...]  # (question id, evidence in prompt, correct)
+    outcomes: tuple[
+        tuple[str, bool, bool], ...
+    ]  # (question id, evidence in prompt, correct)
 
     @property
     def composed(self) -> float:
-        """r a + (1 - r) b, which equals the measured accuracy by the law of total probability."""
+        """r a + (1 - r) b, which equals the measured accuracy by the law of total
+        probability."""
         return self.r * self.a + (1 - self.r) * self.b
 
 
-def evaluate_answers(questions: Sequence[Question], answer: Callable[[str], Answer]) -> AnswerEvaluation:
+def evaluate_answers(
+    questions: Sequence[Question], answer: Callable[[str], Answer]
+) -> AnswerEvaluation:
     """Answer every question and decompose the accuracy.
 
-    The evidence is *in the prompt* when every piece has a span inside some chunk of the prompt. An answer
-    to an answerable question is correct when it quotes the labelled evidence (:func:`quotes_evidence`) and
-    passes the grounding checks; for an unanswerable question, when the generator abstains.
+    The evidence is *in the prompt* when every piece has a span inside some chunk of the
+    prompt. An answer to an answerable question is correct when it quotes the labelled
+    evidence (:func:`quotes_evidence`) and passes the grounding checks; for an
+    unanswerable question, when the generator abstains.
     """
     questions = validate.sequence(questions, "questions", "Question objects")
     if not questions:
@@ -339,7 +543,10 @@ def evaluate_answers(questions: Sequence[Question], answer: Callable[[str], Answ
         answered += not result.abstained
         prompt_chunks = [r.chunk for r in result.retrieved]
         if question.answerable:
-            in_prompt = all(any(contains_span(c, s) for c in prompt_chunks for s in piece.spans) for piece in question.evidence)
+            in_prompt = all(
+                any(contains_span(c, s) for c in prompt_chunks for s in piece.spans)
+                for piece in question.evidence
+            )
             correct = result.supported and quotes_evidence(result.answer, question)
         else:
             unanswerable += 1
@@ -353,4 +560,14 @@ def evaluate_answers(questions: Sequence[Question], answer: Callable[[str], Answ
     a = float(np.mean(hit)) if hit else 0.0
     b = float(np.mean(miss)) if miss else 0.0
     accuracy = float(np.mean([c for _, _, c in outcomes]))
-    return AnswerEvaluation(len(outcomes), r, a, b, accuracy, answered, refused, unanswerable, tuple(outcomes))
+    return AnswerEvaluation(
+        len(outcomes),
+        r,
+        a,
+        b,
+        accuracy,
+        answered,
+        refused,
+        unanswerable,
+        tuple(outcomes),
+    )

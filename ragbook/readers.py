@@ -1,18 +1,23 @@
-"""Readers: generators that quote the best source sentence, cite it, or abstain (chapters 11 and 14).
+"""Readers: generators that quote the best source sentence, cite it, or abstain
+(chapters 11 and 14).
 
-A reader does not write: it scores every sentence of the prompt's sources against the question, answers
-with the best one and its citation ``[n]``, and says :data:`~ragbook.generators.ABSTAIN` when even the best
-score is below ``abstain_below``. The two readers differ only in the score:
+A reader does not write: it scores every sentence of the prompt's sources against the
+question, answers with the best one and its citation ``[n]``, and says
+:data:`~ragbook.generators.ABSTAIN` when even the best score is below ``abstain_below``.
+The two readers differ only in the score:
 
-- :class:`ExtractiveGenerator` (the lexical reader): the share of the question's idf weight that the
-  sentence and its source's label cover;
-- :class:`SemanticExtractiveGenerator` (the semantic reader): the cosine between sentence-embedder vectors
-  of the question and of the labelled sentence, so that a paraphrase can be read.
+- :class:`ExtractiveGenerator` (the lexical reader): the share of the question's idf
+  weight that the sentence and its source's label cover;
+- :class:`SemanticExtractiveGenerator` (the semantic reader): the cosine between
+  sentence-embedder vectors of the question and of the labelled sentence, so that a
+  paraphrase can be read.
 
-Both take half a point from a sentence without a number when the question asks for a quantity or a date.
-Their default abstention scores, :data:`LEXICAL_ABSTAIN_BELOW` (a coverage share) and
-:data:`SEMANTIC_ABSTAIN_BELOW` (a cosine), are the values chapter 14 measures.
+Both take half a point from a sentence without a number when the question asks for a
+quantity or a date. Their default abstention scores, :data:`LEXICAL_ABSTAIN_BELOW` (a
+coverage share) and :data:`SEMANTIC_ABSTAIN_BELOW` (a cosine), are the values chapter 14
+measures.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,20 +41,26 @@ __all__ = [
     "SemanticExtractiveGenerator",
 ]
 
-LEXICAL_ABSTAIN_BELOW = 0.5    # coverage share below which the lexical reader abstains
+LEXICAL_ABSTAIN_BELOW = 0.5  # coverage share below which the lexical reader abstains
 SEMANTIC_ABSTAIN_BELOW = 0.55  # cosine below which the semantic reader abstains
 
-_NEEDS_NUMBER = re.compile(r"^\s*(how (many|long|much|far|old|big|large|fast|hot|cold|deep|wide|tall)|when)\b", re.I)
+_NEEDS_NUMBER = re.compile(
+    r"^\s*(how (many|long|much|far|old|big|large|fast|hot|cold|deep|wide|tall)|when)\b",
+    re.I,
+)
 _HOW = re.compile(r"\bhow\s+(\w+)", re.I)
 _HAS_NUMBER = re.compile(r"\d")
-NUMBER_PENALTY = 0.5  # taken from a sentence without a number when the question asks for one
+NUMBER_PENALTY = (
+    0.5  # taken from a sentence without a number when the question asks for one
+)
 
 
 @dataclass(frozen=True)
 class ScoredSentence:
-    """A source sentence and its scores: ``coverage`` ranks it (the lexical reader's coverage with label
-    terms counting, or the semantic reader's cosine less the number penalty); ``own`` is the part the
-    sentence's own words cover (lexical) or the plain cosine (semantic)."""
+    """A source sentence and its scores: ``coverage`` ranks it (the lexical reader's
+    coverage with label terms counting, or the semantic reader's cosine less the number
+    penalty); ``own`` is the part the sentence's own words cover (lexical) or the plain
+    cosine (semantic)."""
 
     source: int
     sentence: str
@@ -58,15 +69,22 @@ class ScoredSentence:
 
 
 def _number_penalty(question: str, sentence: str) -> float:
-    """NUMBER_PENALTY when the question asks for a quantity or a date and the sentence holds no digit."""
-    return NUMBER_PENALTY if _NEEDS_NUMBER.match(question) and not _HAS_NUMBER.search(sentence) else 0.0
+    """NUMBER_PENALTY when the question asks for a quantity or a date and the sentence
+    holds no digit."""
+    return (
+        NUMBER_PENALTY
+        if _NEEDS_NUMBER.match(question) and not _HAS_NUMBER.search(sentence)
+        else 0.0
+    )
 
 
 class SentenceReader:
-    """What both readers share: answer with the best-scoring sentence and its citation, or abstain.
+    """What both readers share: answer with the best-scoring sentence and its citation,
+    or abstain.
 
-    A subclass gives ``score(prompt)``, the source sentences best first; the reader abstains with
-    :data:`~ragbook.generators.ABSTAIN` when there is none or the best score is below ``abstain_below``.
+    A subclass gives ``score(prompt)``, the source sentences best first; the reader
+    abstains with :data:`~ragbook.generators.ABSTAIN` when there is none or the best
+    score is below ``abstain_below``.
     """
 
     abstain_below: float
@@ -87,30 +105,45 @@ class SentenceReader:
 class ExtractiveGenerator(SentenceReader):
     """Answer with the best-covering source sentence and its citation, or abstain.
 
-    A sentence's coverage is the share of the question's idf weight (over its distinct terms) found in the
-    sentence or in its source's label; the word after "how" ("long", "many") is dropped from the question,
-    and a question that starts by asking for a quantity or a date (how many, much, long, far, old, big,
-    large, fast, hot, cold, deep, wide, tall, or when) loses half a point on a sentence without a number.
-    Sentences of one source share its label, so ties are common: they are broken by the coverage of
-    the sentence's own words, then by source and sentence order. Below ``abstain_below`` (a coverage share,
-    :data:`LEXICAL_ABSTAIN_BELOW` by default) the generator abstains.
+    A sentence's coverage is the share of the question's idf weight (over its distinct
+    terms) found in the sentence or in its source's label; the word after "how" ("long",
+    "many") is dropped from the question, and a question that starts by asking for a
+    quantity or a date (how many, much, long, far, old, big, large, fast, hot, cold,
+    deep, wide, tall, or when) loses half a point on a sentence without a number.
+    Sentences of one source share its label, so ties are common: they are broken by the
+    coverage of the sentence's own words, then by source and sentence order. Below
+    ``abstain_below`` (a coverage share, :data:`LEXICAL_ABSTAIN_BELOW` by default) the
+    generator abstains.
     """
 
-    def __init__(self, idf: Callable[[str], float] | Mapping[str, float],
-                 abstain_below: float = LEXICAL_ABSTAIN_BELOW, default_idf: float = 1.0):
-        abstain_below = validate.real(abstain_below, "abstain_below (a coverage share)", minimum=0, maximum=1)
+    def __init__(
+        self,
+        idf: Callable[[str], float] | Mapping[str, float],
+        abstain_below: float = LEXICAL_ABSTAIN_BELOW,
+        default_idf: float = 1.0,
+    ):
+        abstain_below = validate.real(
+            abstain_below, "abstain_below (a coverage share)", minimum=0, maximum=1
+        )
         default_idf = validate.real(default_idf, "default_idf", minimum=0)
         if not callable(idf) and not isinstance(idf, Mapping):
-            raise TypeError(f"idf must be a function or a mapping from term to idf, got {type(idf).__name__}")
+            raise TypeError(
+                "idf must be a function or a mapping from term to idf, got "
+                f"{type(idf).__name__}"
+            )
         self._idf = idf if callable(idf) else (lambda term: idf.get(term, default_idf))
         self.abstain_below = abstain_below
 
     def question_terms(self, question: str) -> list[str]:
-        dropped = {m.group(1).lower() for m in _HOW.finditer(validate.text(question, "question"))}
+        dropped = {
+            m.group(1).lower()
+            for m in _HOW.finditer(validate.text(question, "question"))
+        }
         return [t for t in dict.fromkeys(analyze(question)) if t not in dropped]
 
     def score(self, prompt: Prompt) -> list[ScoredSentence]:
-        """Every source sentence with its coverage, best first (ties: own-word coverage, then order)."""
+        """Every source sentence with its coverage, best first (ties: own-word coverage,
+        then order)."""
         terms = self.question_terms(prompt.question)
         weights = {t: self._idf(t) for t in terms}
         total = sum(weights.values())
@@ -119,35 +152,62 @@ class ExtractiveGenerator(SentenceReader):
             label_terms = set(analyze(source.label))
             for sentence in split_sentences(source.text):
                 own_terms = set(analyze(sentence.text))
-                coverage = sum(w for t, w in weights.items() if t in own_terms | label_terms) / total if total > 0 else 0.0
-                own = sum(w for t, w in weights.items() if t in own_terms) / total if total > 0 else 0.0
+                coverage = (
+                    sum(w for t, w in weights.items() if t in own_terms | label_terms)
+                    / total
+                    if total > 0
+                    else 0.0
+                )
+                own = (
+                    sum(w for t, w in weights.items() if t in own_terms) / total
+                    if total > 0
+                    else 0.0
+                )
                 coverage -= _number_penalty(prompt.question, sentence.text)
-                scored.append(ScoredSentence(source.number, sentence.text, coverage, own))
-        return sorted(scored, key=lambda s: (-s.coverage, -s.own))  # stable: remaining ties keep their order
+                scored.append(
+                    ScoredSentence(source.number, sentence.text, coverage, own)
+                )
+        return sorted(
+            scored, key=lambda s: (-s.coverage, -s.own)
+        )  # stable: remaining ties keep their order
 
 
 class SemanticExtractiveGenerator(SentenceReader):
-    """Answer with the source sentence closest in meaning to the question, cite it, or abstain.
+    """Answer with the source sentence closest in meaning to the question, cite it, or
+    abstain.
 
     Each sentence is scored by the cosine between the embeddings of the question and of
-    ``"<source label>: <sentence>"`` (the label says which article a sentence such as "The planet travels
-    around the Sun..." is about); a question that asks for a quantity or a date loses half a point on a
-    sentence without a number, as in :class:`ExtractiveGenerator`. ``rewrite`` (for example a
-    :class:`~ragbook.glossary.Glossary`) turns the question into the text that is embedded. Below
-    ``abstain_below`` (a cosine, :data:`SEMANTIC_ABSTAIN_BELOW` by default) the generator abstains. Ties
-    keep source and sentence order.
+    ``"<source label>: <sentence>"`` (the label says which article a sentence such as
+    "The planet travels around the Sun..." is about); a question that asks for a
+    quantity or a date loses half a point on a sentence without a number, as in
+    :class:`ExtractiveGenerator`. ``rewrite`` (for example a
+    :class:`~ragbook.glossary.Glossary`) turns the question into the text that is
+    embedded. Below ``abstain_below`` (a cosine, :data:`SEMANTIC_ABSTAIN_BELOW` by
+    default) the generator abstains. Ties keep source and sentence order.
 
     ``encoder`` is anything with ``encode(texts)`` returning unit row vectors, such as
-    :func:`~ragbook.embedder.load_minilm`; sentence vectors are remembered between calls.
+    :func:`~ragbook.embedder.load_minilm`; sentence vectors are remembered between
+    calls.
     """
 
-    def __init__(self, encoder, abstain_below: float = SEMANTIC_ABSTAIN_BELOW,
-                 rewrite: Callable[[str], str] | None = None):
-        abstain_below = validate.real(abstain_below, "abstain_below (a cosine)", minimum=-1, maximum=1)
+    def __init__(
+        self,
+        encoder,
+        abstain_below: float = SEMANTIC_ABSTAIN_BELOW,
+        rewrite: Callable[[str], str] | None = None,
+    ):
+        abstain_below = validate.real(
+            abstain_below, "abstain_below (a cosine)", minimum=-1, maximum=1
+        )
         if not callable(getattr(encoder, "encode", None)):
-            raise TypeError(f"encoder must have an encode(texts) method, got {encoder!r}")
+            raise TypeError(
+                f"encoder must have an encode(texts) method, got {encoder!r}"
+            )
         if rewrite is not None and not callable(rewrite):
-            raise TypeError(f"rewrite must be a function from a question to a query, or None, got {rewrite!r}")
+            raise TypeError(
+                "rewrite must be a function from a question to a query, or None, "
+                f"got {rewrite!r}"
+            )
         self.encoder = encoder
         self.abstain_below = abstain_below
         self.rewrite = rewrite
@@ -158,21 +218,33 @@ class SemanticExtractiveGenerator(SentenceReader):
         if new:
             if len(self._vectors) + len(new) > 100_000:
                 self._vectors.clear()
-            for text, vector in zip(new, np.asarray(self.encoder.encode(new), dtype=np.float64)):
+            for text, vector in zip(
+                new, np.asarray(self.encoder.encode(new), dtype=np.float64)
+            ):
                 self._vectors[text] = vector
         return np.array([self._vectors[t] for t in texts])
 
     def score(self, prompt: Prompt) -> list[ScoredSentence]:
-        """Every source sentence with its score (cosine, less the number penalty), best first."""
-        items = [(source.number, f"{source.label}: {s.text}", s.text)
-                 for source in prompt.sources for s in split_sentences(source.text)]
+        """Every source sentence with its score (cosine, less the number penalty), best
+        first."""
+        items = [
+            (source.number, f"{source.label}: {s.text}", s.text)
+            for source in prompt.sources
+            for s in split_sentences(source.text)
+        ]
         if not items:
             return []
         question = self.rewrite(prompt.question) if self.rewrite else prompt.question
-        query = np.asarray(encode_queries(self.encoder, [question]), dtype=np.float64)[0]
+        query = np.asarray(encode_queries(self.encoder, [question]), dtype=np.float64)[
+            0
+        ]
         cosines = self._encode([shown for _, shown, _ in items]) @ query
         scored = []
         for (number, _, sentence), cosine in zip(items, cosines):
             penalty = _number_penalty(prompt.question, sentence)
-            scored.append(ScoredSentence(number, sentence, float(cosine) - penalty, float(cosine)))
-        return sorted(scored, key=lambda s: -s.coverage)  # stable: ties keep their order
+            scored.append(
+                ScoredSentence(number, sentence, float(cosine) - penalty, float(cosine))
+            )
+        return sorted(
+            scored, key=lambda s: -s.coverage
+        )  # stable: ties keep their order

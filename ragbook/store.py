@@ -1,11 +1,14 @@
-"""A document store that stays current: one version of each document, its chunks and a retriever (chapter 15).
+"""A document store that stays current: one version of each document, its chunks and a
+retriever (chapter 15).
 
-:class:`DocumentStore` keeps exactly one current version of each document; :meth:`~DocumentStore.replace`
-supersedes it and :meth:`~DocumentStore.delete` removes it, and after every change the chunks and the
-retriever are rebuilt, so no deleted or superseded text can be found. BM25's idf and average length depend
-on every chunk, and this book's BM25 stores weights that already include them, so any change means
+:class:`DocumentStore` keeps exactly one current version of each document;
+:meth:`~DocumentStore.replace` supersedes it and :meth:`~DocumentStore.delete` removes
+it, and after every change the chunks and the retriever are rebuilt, so no deleted or
+superseded text can be found. BM25's idf and average length depend on every chunk, and
+this book's BM25 stores weights that already include them, so any change means
 rebuilding the sparse index; its cost grows with the collection.
 """
+
 from __future__ import annotations
 
 import time
@@ -27,7 +30,8 @@ __all__ = ["StoreHit", "DocumentStore"]
 
 @dataclass(frozen=True)
 class StoreHit:
-    """One result of :meth:`DocumentStore.search_for`: rank, score, the chunk, and its document's version and access."""
+    """One result of :meth:`DocumentStore.search_for`: rank, score, the chunk, and its
+    document's version and access."""
 
     rank: int
     score: float
@@ -41,18 +45,25 @@ def _default_chunker(documents: Sequence[Document]) -> list[Chunk]:
 
 
 class DocumentStore:
-    """The current version of every document, its chunks and a retriever over them, kept in step (chapter 15).
+    """The current version of every document, its chunks and a retriever over them, kept
+    in step (chapter 15).
 
-    ``chunker`` maps a list of documents to chunks (sentence chunks of at most 30 words by default, which suits short policy documents);
-    ``retriever`` builds a retriever from the chunks' indexed texts (BM25 by default); any object with
-    ``search(query, k, allowed)`` will do. Each document is chunked once, when it is added or replaced; the
-    retriever is rebuilt from all chunks after every change, because collection statistics such as BM25's idf
-    and average chunk length depend on all of them. ``rebuilds`` counts the rebuilds and ``rebuild_seconds``
-    holds the duration of the last one; ``history`` lists every change as (action, document id, version).
+    ``chunker`` maps a list of documents to chunks (sentence chunks of at most 30 words
+    by default, which suits short policy documents); ``retriever`` builds a retriever
+    from the chunks' indexed texts (BM25 by default); any object with
+    ``search(query, k, allowed)`` will do. Each document is chunked once, when it is
+    added or replaced; the retriever is rebuilt from all chunks after every change,
+    because collection statistics such as BM25's idf and average chunk length depend on
+    all of them. ``rebuilds`` counts the rebuilds and ``rebuild_seconds`` holds the
+    duration of the last one; ``history`` lists every change as (action, document id,
+    version).
     """
 
-    def __init__(self, chunker: Callable[[Sequence[Document]], list[Chunk]] | None = None,
-                 retriever: Callable[[list[str]], object] | None = None):
+    def __init__(
+        self,
+        chunker: Callable[[Sequence[Document]], list[Chunk]] | None = None,
+        retriever: Callable[[list[str]], object] | None = None,
+    ):
         for name, value in (("chunker", chunker), ("retriever", retriever)):
             if value is not None and not callable(value):
                 raise TypeError(f"{name} must be a function or None, got {value!r}")
@@ -66,7 +77,7 @@ class DocumentStore:
         self.rebuild_seconds = 0.0
         self.history: list[tuple[str, str, int]] = []
 
-    # -- reading ------------------------------------------------------------------------------------
+    # -- reading -----------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self._current)
 
@@ -93,35 +104,53 @@ class DocumentStore:
         """Ids of the current chunks ``user`` may read."""
         return allowed_chunks(self.chunks, self.meta, user)
 
-    # -- changes ------------------------------------------------------------------------------------
+    # -- changes -----------------------------------------------------------------------
     def add(self, documents: OrgDocument | Iterable[OrgDocument]) -> None:
-        """Add new documents (one rebuild for all of them); an id already in the store is an error."""
+        """Add new documents (one rebuild for all of them); an id already in the store
+        is an error."""
         if isinstance(documents, OrgDocument):
             batch = [documents]
-        elif isinstance(documents, Iterable) and not isinstance(documents, (str, Document)):
+        elif isinstance(documents, Iterable) and not isinstance(
+            documents, (str, Document)
+        ):
             batch = list(documents)
         else:
-            raise TypeError(f"the store keeps OrgDocument objects (metadata and text), got {type(documents).__name__}")
+            raise TypeError(
+                "the store keeps OrgDocument objects (metadata and text), got "
+                f"{type(documents).__name__}"
+            )
         ids = [self._checked(d).id for d in batch]
         if len(set(ids)) != len(ids):
-            raise ValueError("the batch holds two documents with the same id; add the first, then replace it")
+            raise ValueError(
+                "the batch holds two documents with the same id; add the first, "
+                "then replace it"
+            )
         for doc_id in ids:
             if doc_id in self._current:
-                raise ValueError(f"the store already holds {doc_id!r} (version {self._current[doc_id].meta.version}); "
-                                 "use replace to store a new version")
+                raise ValueError(
+                    f"the store already holds {doc_id!r} (version "
+                    f"{self._current[doc_id].meta.version}); "
+                    "use replace to store a new version"
+                )
         for d in batch:
             self._store(d, "add")
         self._rebuild()
 
     def replace(self, document: OrgDocument) -> None:
-        """Store a new version of a document; the old version's chunks disappear from the index."""
+        """Store a new version of a document; the old version's chunks disappear from
+        the index."""
         self._checked(document)
         old = self._current.get(document.id)
         if old is None:
-            raise ValueError(f"the store holds no document {document.id!r} to replace; use add")
+            raise ValueError(
+                f"the store holds no document {document.id!r} to replace; use add"
+            )
         if document.meta.version <= old.meta.version:
-            raise ValueError(f"version {document.meta.version} of {document.id!r} does not supersede the stored "
-                             f"version {old.meta.version}; a replacement needs a higher version")
+            raise ValueError(
+                f"version {document.meta.version} of {document.id!r} does not "
+                "supersede the stored "
+                f"version {old.meta.version}; a replacement needs a higher version"
+            )
         self._store(document, "replace")
         self._rebuild()
 
@@ -137,7 +166,10 @@ class DocumentStore:
     @staticmethod
     def _checked(document: OrgDocument) -> OrgDocument:
         if not isinstance(document, OrgDocument):
-            raise TypeError(f"the store keeps OrgDocument objects (metadata and text), got {type(document).__name__}")
+            raise TypeError(
+                "the store keeps OrgDocument objects (metadata and text), got "
+                f"{type(document).__name__}"
+            )
         return document
 
     def _store(self, document: OrgDocument, action: str) -> None:
@@ -149,15 +181,23 @@ class DocumentStore:
         start = time.perf_counter()
         chunks = [c for doc_id in self._current for c in self._chunks[doc_id]]
         self.chunks = [replace(c, id=i) for i, c in enumerate(chunks)]
-        self.retriever = self.make_retriever([c.indexed_text for c in self.chunks]) if self.chunks else None
+        self.retriever = (
+            self.make_retriever([c.indexed_text for c in self.chunks])
+            if self.chunks
+            else None
+        )
         self.rebuilds += 1
         self.rebuild_seconds = time.perf_counter() - start
 
-    # -- searching ----------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 10, allowed: Iterable[int] | None = None) -> list[Hit]:
-        """The top k of the current chunks, as hits (the contract of :mod:`ragbook.retrieval`).
+    # -- searching ---------------------------------------------------------------------
+    def search(
+        self, query: str, k: int = 10, allowed: Iterable[int] | None = None
+    ) -> list[Hit]:
+        """The top k of the current chunks, as hits (the contract of
+        :mod:`ragbook.retrieval`).
 
-        ``allowed`` holds ids of current chunks (:meth:`allowed` gives a user's); it filters before ranking.
+        ``allowed`` holds ids of current chunks (:meth:`allowed` gives a user's); it
+        filters before ranking.
         """
         query = validate.query(query)
         k = validate.k(k)
@@ -166,7 +206,8 @@ class DocumentStore:
         return self.retriever.search(query, k, allowed=allowed)
 
     def search_for(self, user: User, query: str, k: int = 10) -> list[StoreHit]:
-        """The top k chunks among those ``user`` may read, with their documents' versions and access levels."""
+        """The top k chunks among those ``user`` may read, with their documents'
+        versions and access levels."""
         if not isinstance(user, User):
             raise TypeError(f"expected a User, got {type(user).__name__}")
         hits = self.search(query, k, allowed=self.allowed(user))
@@ -174,14 +215,38 @@ class DocumentStore:
         found = []
         for hit in hits:
             chunk = self.chunks[hit.chunk_id]
-            found.append(StoreHit(hit.rank, hit.score, chunk, meta[chunk.doc_id].version, meta[chunk.doc_id].access))
+            found.append(
+                StoreHit(
+                    hit.rank,
+                    hit.score,
+                    chunk,
+                    meta[chunk.doc_id].version,
+                    meta[chunk.doc_id].access,
+                )
+            )
         return found
 
-    def answer(self, question: str, user: User, generator: Callable[[Prompt], str], k: int = 5,
-               budget: int | None = None, count: Callable[[str], int] = count_tokens) -> Answer:
-        """:func:`~ragbook.pipeline.answer_question` over the current chunks that ``user`` may read."""
+    def answer(
+        self,
+        question: str,
+        user: User,
+        generator: Callable[[Prompt], str],
+        k: int = 5,
+        budget: int | None = None,
+        count: Callable[[str], int] = count_tokens,
+    ) -> Answer:
+        """:func:`~ragbook.pipeline.answer_question` over the current chunks that
+        ``user`` may read."""
         question = validate.query(question, "question", terms=False)
         if self.retriever is None:
             raise ValueError("the store holds no documents to answer from")
-        return answer_question(question, self.chunks, self.retriever, generator, k, budget,
-                               count, allowed=self.allowed(user))
+        return answer_question(
+            question,
+            self.chunks,
+            self.retriever,
+            generator,
+            k,
+            budget,
+            count,
+            allowed=self.allowed(user),
+        )

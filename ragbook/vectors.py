@@ -1,14 +1,19 @@
-"""Vector search: cosine similarity, exact search and an inverted-file (IVF) index (chapter 7).
+"""Vector search: cosine similarity, exact search and an inverted-file (IVF) index
+(chapter 7).
 
-With unit vectors the cosine q.d / (|q| |d|) is the dot product q.d, so exact search is one matrix product
-of the chunk matrix with the query and a partial sort: N r operations per query for N vectors of r
-dimensions. An IVF index partitions the vectors into L lists by spherical k-means; a query is compared with
-the L centroids, and only the vectors of the p closest lists are scanned:
+With unit vectors the cosine q.d / (|q| |d|) is the dot product q.d, so exact search is
+one matrix product of the chunk matrix with the query and a partial sort: N r operations
+per query for N vectors of r dimensions. An IVF index partitions the vectors into L
+lists by spherical k-means; a query is compared with the L centroids, and only the
+vectors of the p closest lists are scanned:
 
-    cost(L) = L + p N / L   dot products,  smallest at L = sqrt(p N), where it is 2 sqrt(p N).
+    cost(L) = L + p N / L   dot products,
+    smallest at L = sqrt(p N), where it is 2 sqrt(p N).
 
-Rankings follow the same rules as the sparse retrievers: score descending, ties by id ascending.
+Rankings follow the same rules as the sparse retrievers: score descending, ties by id
+ascending.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,12 +39,17 @@ __all__ = [
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """a.b / (|a| |b|) for two non-zero vectors of the same dimension; raises otherwise."""
+    """a.b / (|a| |b|) for two non-zero vectors of the same dimension; raises
+    otherwise."""
     a, b = validate.finite_array(a, "a"), validate.finite_array(b, "b")
     if a.ndim != 1 or b.ndim != 1:
-        raise ValueError(f"cosine takes two vectors, got arrays of shapes {a.shape} and {b.shape}")
+        raise ValueError(
+            f"cosine takes two vectors, got arrays of shapes {a.shape} and {b.shape}"
+        )
     if a.shape != b.shape:
-        raise ValueError(f"vectors of different dimensions: {a.shape[0]} and {b.shape[0]}")
+        raise ValueError(
+            f"vectors of different dimensions: {a.shape[0]} and {b.shape[0]}"
+        )
     denominator = np.linalg.norm(a) * np.linalg.norm(b)
     if denominator == 0:
         raise ValueError("cosine is undefined for a zero vector")
@@ -47,37 +57,52 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def unit_rows(vectors: np.ndarray, dtype=np.float32) -> np.ndarray:
-    """The rows of ``vectors`` divided by their Euclidean lengths; a zero row is an error, not a guess."""
+    """The rows of ``vectors`` divided by their Euclidean lengths; a zero row is an
+    error, not a guess."""
     matrix = validate.finite_array(vectors, "vectors")
     if matrix.ndim != 2:
-        raise ValueError(f"expected a 2-D array of vectors (one per row), got shape {matrix.shape}")
+        raise ValueError(
+            f"expected a 2-D array of vectors (one per row), got shape {matrix.shape}"
+        )
     if matrix.shape[0] == 0 or matrix.shape[1] == 0:
-        raise ValueError(f"expected at least one vector of at least one dimension, got shape {matrix.shape}")
+        raise ValueError(
+            "expected at least one vector of at least one dimension, got shape "
+            f"{matrix.shape}"
+        )
     return _unit(matrix, dtype)
 
 
 def _unit(matrix: np.ndarray, dtype=np.float32) -> np.ndarray:
-    """The rows of a checked float64 matrix divided by their lengths (the work of :func:`unit_rows`)."""
+    """The rows of a checked float64 matrix divided by their lengths (the work of
+    :func:`unit_rows`)."""
     norms = np.linalg.norm(matrix, axis=1)
     if not norms.all():
         zero = np.flatnonzero(norms == 0)
-        raise ValueError(f"row {zero[0]} is a zero vector, which has no direction; {zero.size} zero rows in all")
+        raise ValueError(
+            f"row {zero[0]} is a zero vector, which has no direction; {zero.size} "
+            "zero rows in all"
+        )
     return (matrix / norms[:, None]).astype(dtype)
 
 
 @dataclass(frozen=True)
 class SearchResult:
-    """Top-k ids and scores for a batch of queries (rows), and the dot products each query cost."""
+    """Top-k ids and scores for a batch of queries (rows), and the dot products each
+    query cost."""
 
     ids: np.ndarray
     scores: np.ndarray
     dot_products: np.ndarray
 
     def ranking(self, row: int = 0) -> list[tuple[int, float]]:
-        """The (id, score) pairs of one query, best first, without the padding of short results."""
+        """The (id, score) pairs of one query, best first, without the padding of short
+        results."""
         row = validate.whole(row, "row", minimum=0, maximum=self.ids.shape[0] - 1)
         keep = self.ids[row] >= 0
-        return [(int(i), float(s)) for i, s in zip(self.ids[row][keep], self.scores[row][keep])]
+        return [
+            (int(i), float(s))
+            for i, s in zip(self.ids[row][keep], self.scores[row][keep])
+        ]
 
 
 def _queries(queries: np.ndarray, dimension: int) -> np.ndarray:
@@ -85,7 +110,10 @@ def _queries(queries: np.ndarray, dimension: int) -> np.ndarray:
     if q.ndim == 1:
         q = q[None, :]
     if q.ndim != 2 or q.shape[1] != dimension:
-        raise ValueError(f"queries must have {dimension} dimensions like the indexed vectors, got shape {np.shape(queries)}")
+        raise ValueError(
+            f"queries must have {dimension} dimensions like the indexed vectors, "
+            f"got shape {np.shape(queries)}"
+        )
     return _unit(q.astype(np.float64))
 
 
@@ -95,9 +123,10 @@ _BLOCKS: list[ThreadpoolController] = []
 def _one_blas_thread():
     """A context in which NumPy's BLAS uses one thread (for the whole process).
 
-    IVF search makes one small matrix product per probed list. Above a size threshold the BLAS splits each
-    one over its threads, and on a machine busy with other work every product then waits for a second
-    thread to be scheduled: the same search took 20 to 70 times longer. One thread per product is steady.
+    IVF search makes one small matrix product per probed list. Above a size threshold
+    the BLAS splits each one over its threads, and on a machine busy with other work
+    every product then waits for a second thread to be scheduled: the same search took
+    20 to 70 times longer. One thread per product is steady.
     """
     if not _BLOCKS:
         _BLOCKS.append(ThreadpoolController())
@@ -109,53 +138,77 @@ _EPSILON32 = float(np.finfo(np.float32).eps)
 
 
 def _slack(dimension: int) -> float:
-    """A bound on how far two float32 computations of one dot product of unit vectors can disagree.
+    """A bound on how far two float32 computations of one dot product of unit vectors
+    can disagree.
 
-    Any order of summing r products errs by at most gamma_r = r u / (1 - r u) times |q| |v| (u = 2^-24,
-    and |q| |v| is 1 up to the rounding of the unit rows); two computations disagree by twice that, and
-    a candidate set must reach twice further still (see :func:`_top_rows`). Doubling u keeps it safe.
-    The last term covers rounding a threshold (a score minus this slack, at most 2 in size) to float32.
+    Any order of summing r products errs by at most gamma_r = r u / (1 - r u) times |q|
+    |v| (u = 2^-24, and |q| |v| is 1 up to the rounding of the unit rows); two
+    computations disagree by twice that, and a candidate set must reach twice further
+    still (see :func:`_top_rows`). Doubling u keeps it safe. The last term covers
+    rounding a threshold (a score minus this slack, at most 2 in size) to float32.
     """
     r = dimension + 2
     return 4 * r * _EPSILON32 / (1 - r * _EPSILON32) + 2 * _EPSILON32
 
 
 def _exact_scores(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """q.v for paired rows, the same way for every pair: exact float64 products, summed along each row.
+    """q.v for paired rows, the same way for every pair: exact float64 products, summed
+    along each row.
 
-    The result depends only on the two vectors, never on where they sit in a batch or in the index, so
-    identical vectors get identical scores and a query gets the same scores alone or in a batch.
+    The result depends only on the two vectors, never on where they sit in a batch or in
+    the index, so identical vectors get identical scores and a query gets the same
+    scores alone or in a batch.
     """
-    products = np.multiply(queries, vectors, dtype=np.float64, order="C")  # C order: one summation order
+    products = np.multiply(
+        queries, vectors, dtype=np.float64, order="C"
+    )  # C order: one summation order
     return products.sum(axis=-1).astype(np.float32)
 
 
-def _top_rows(scores: np.ndarray, ids: np.ndarray, k: int, queries: np.ndarray, vectors: np.ndarray,
-              positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top k of each row of ``scores`` (candidates ``ids``), by score descending then id ascending.
+def _top_rows(
+    scores: np.ndarray,
+    ids: np.ndarray,
+    k: int,
+    queries: np.ndarray,
+    vectors: np.ndarray,
+    positions: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top k of each row of ``scores`` (candidates ``ids``), by score descending then id
+    ascending.
 
-    ``scores`` come from a matrix product, whose float32 results for one pair of vectors differ in the last
-    bits with the shape of the batch and the position in it (BLAS kernels block differently), so identical
-    vectors could get different scores and break the tie-by-id rule. They only select candidates: every
-    entry within twice the possible disagreement (:func:`_slack`) of each row's k-th score, which is a
-    superset of the true top k. The candidates are then rescored by :func:`_exact_scores` (column j of
-    ``scores`` is row ``positions[j]`` of ``vectors``, or row j without ``positions``) and sorted.
+    ``scores`` come from a matrix product, whose float32 results for one pair of vectors
+    differ in the last bits with the shape of the batch and the position in it (BLAS
+    kernels block differently), so identical vectors could get different scores and
+    break the tie-by-id rule. They only select candidates: every entry within twice the
+    possible disagreement (:func:`_slack`) of each row's k-th score, which is a superset
+    of the true top k. The candidates are then rescored by :func:`_exact_scores` (column
+    j of ``scores`` is row ``positions[j]`` of ``vectors``, or row j without
+    ``positions``) and sorted.
 
-    A full sort of each row is wasteful when k is small. Instead, split the row into blocks of 64 and take
-    each block's maximum: the k-th largest block maximum is a score that at least k entries reach, so every
-    entry of the top k (ties at the k-th included) is at or above it. Short rows are partitioned outright.
+    A full sort of each row is wasteful when k is small. Instead, split the row into
+    blocks of 64 and take each block's maximum: the k-th largest block maximum is a
+    score that at least k entries reach, so every entry of the top k (ties at the k-th
+    included) is at or above it. Short rows are partitioned outright.
     """
     m, n = scores.shape
     take = min(k, n)
     if take == 0 or m == 0:
-        return np.full((m, k), -1, dtype=np.int64), np.full((m, k), -np.inf, dtype=np.float32)
+        return np.full((m, k), -1, dtype=np.int64), np.full(
+            (m, k), -np.inf, dtype=np.float32
+        )
     slack = _slack(queries.shape[1])
     blocks = n // _BLOCK
     if blocks >= 4 * take:
         full = blocks * _BLOCK
         maxima = scores[:, :full].reshape(m, blocks, _BLOCK).max(axis=2)
-        limit = np.partition(maxima, blocks - take, axis=1)[:, blocks - take].astype(np.float64) - slack
-        # only the blocks whose maximum reaches the limit hold candidates, and the entries after the last block
+        limit = (
+            np.partition(maxima, blocks - take, axis=1)[:, blocks - take].astype(
+                np.float64
+            )
+            - slack
+        )
+        # only the blocks whose maximum reaches the limit hold candidates, and the
+        # entries after the last block
         block_rows, block_numbers = np.nonzero(maxima >= limit[:, None])
         rows = np.repeat(block_rows, _BLOCK)
         columns = (block_numbers[:, None] * _BLOCK + np.arange(_BLOCK)).ravel()
@@ -164,16 +217,26 @@ def _top_rows(scores: np.ndarray, ids: np.ndarray, k: int, queries: np.ndarray, 
         rows = np.concatenate([rows[reach], tail_rows])
         columns = np.concatenate([columns[reach], tail_columns + full])
     else:
-        kth = np.partition(scores, n - take, axis=1)[:, n - take] if take < n else np.full(m, -np.inf)
+        kth = (
+            np.partition(scores, n - take, axis=1)[:, n - take]
+            if take < n
+            else np.full(m, -np.inf)
+        )
         rows, columns = np.nonzero(scores >= (kth.astype(np.float64) - slack)[:, None])
-    exact = _exact_scores(queries[rows], vectors[columns if positions is None else positions[columns]])
+    exact = _exact_scores(
+        queries[rows], vectors[columns if positions is None else positions[columns]]
+    )
     return _rank(rows, ids[columns], exact, m, k)
 
 
-def _rank(rows: np.ndarray, ids: np.ndarray, scores: np.ndarray, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k best candidates of each of m queries, by score descending then id ascending, padded with id -1.
+def _rank(
+    rows: np.ndarray, ids: np.ndarray, scores: np.ndarray, m: int, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The k best candidates of each of m queries, by score descending then id
+    ascending, padded with id -1.
 
-    Candidate j belongs to query ``rows[j]``, has id ``ids[j]`` and the (exact) score ``scores[j]``.
+    Candidate j belongs to query ``rows[j]``, has id ``ids[j]`` and the (exact) score
+    ``scores[j]``.
     """
     out_ids = np.full((m, k), -1, dtype=np.int64)
     out_scores = np.full((m, k), -np.inf, dtype=np.float32)
@@ -187,17 +250,20 @@ def _rank(rows: np.ndarray, ids: np.ndarray, scores: np.ndarray, m: int, k: int)
 
 
 class ExactIndex:
-    """Exact cosine search: unit vectors, one matrix product and a partial sort per batch of queries."""
+    """Exact cosine search: unit vectors, one matrix product and a partial sort per
+    batch of queries."""
 
     def __init__(self, vectors: np.ndarray):
         self.vectors = unit_rows(vectors)
         self.n, self.dimension = self.vectors.shape
 
     def search_batch(self, queries: np.ndarray, k: int = 10) -> SearchResult:
-        """Search a matrix of query vectors, one query per row (a single vector counts as one row).
+        """Search a matrix of query vectors, one query per row (a single vector counts
+        as one row).
 
-        Returns a :class:`SearchResult` of arrays: row i holds query i's k most similar vectors (ids and
-        scores, best first, ties by id; k beyond N returns all N, padded with id -1) and its dot products.
+        Returns a :class:`SearchResult` of arrays: row i holds query i's k most similar
+        vectors (ids and scores, best first, ties by id; k beyond N returns all N,
+        padded with id -1) and its dot products.
         """
         k = validate.k(k)
         q = _queries(queries, self.dimension)
@@ -205,22 +271,31 @@ class ExactIndex:
         ids, best = _top_rows(scores, np.arange(self.n), k, q, self.vectors)
         return SearchResult(ids, best, np.full(q.shape[0], self.n, dtype=np.int64))
 
-    def search_one(self, query: np.ndarray, k: int = 10, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        """One query's top k as (id, score) pairs; ``allowed`` restricts the candidates before ranking.
+    def search_one(
+        self, query: np.ndarray, k: int = 10, allowed: Iterable[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """One query's top k as (id, score) pairs; ``allowed`` restricts the candidates
+        before ranking.
 
-        The ids and scores are those of :meth:`search_batch` for the same query, whatever the batch.
+        The ids and scores are those of :meth:`search_batch` for the same query,
+        whatever the batch.
         """
         k = validate.k(k)
         q = _queries(query, self.dimension)
         if q.shape[0] != 1:
-            raise ValueError(f"search_one takes one query vector, got {q.shape[0]}; use search_batch for a batch")
+            raise ValueError(
+                f"search_one takes one query vector, got {q.shape[0]}; use "
+                "search_batch for a batch"
+            )
         if allowed is None:
             candidates = np.arange(self.n)
             scores = self.vectors @ q[0]
         else:
             candidates = _candidates(self.n, allowed)
             scores = (self.vectors @ q[0])[candidates]
-        ids, best = _top_rows(scores[None, :], candidates, k, q, self.vectors, positions=candidates)
+        ids, best = _top_rows(
+            scores[None, :], candidates, k, q, self.vectors, positions=candidates
+        )
         return SearchResult(ids, best, np.array([candidates.size])).ranking(0)
 
     @property
@@ -228,22 +303,32 @@ class ExactIndex:
         return self.vectors.nbytes
 
 
-def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, seed: int = 0,
-                     sample: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Spherical k-means on unit vectors: maximise the sum of each vector's cosine with its centroid.
+def spherical_kmeans(
+    vectors: np.ndarray,
+    clusters: int,
+    iterations: int = 20,
+    seed: int = 0,
+    sample: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Spherical k-means on unit vectors: maximise the sum of each vector's cosine with
+    its centroid.
 
-    Centroids start at distinct random vectors (seeded). Each iteration assigns every vector to the centroid
-    with the largest dot product (one matrix product) and resets each centroid to the normalised mean of its
-    vectors. A cluster left empty is moved to the vector worst served by its current centroid, so all
-    ``clusters`` lists stay in use. With ``sample`` (at least ``clusters``), the iterations run on that many
-    vectors drawn at random (seeded) and every vector is then assigned to its nearest final centroid.
-    Returns (centroids, assignment).
+    Centroids start at distinct random vectors (seeded). Each iteration assigns every
+    vector to the centroid with the largest dot product (one matrix product) and resets
+    each centroid to the normalised mean of its vectors. A cluster left empty is moved
+    to the vector worst served by its current centroid, so all ``clusters`` lists stay
+    in use. With ``sample`` (at least ``clusters``), the iterations run on that many
+    vectors drawn at random (seeded) and every vector is then assigned to its nearest
+    final centroid. Returns (centroids, assignment).
     """
     x = unit_rows(vectors)
     n = x.shape[0]
     clusters = validate.whole(clusters, "clusters")
     if not 1 <= clusters <= n:
-        raise ValueError(f"the number of clusters must be between 1 and the number of vectors ({n}), got {clusters!r}")
+        raise ValueError(
+            "the number of clusters must be between 1 and the number of vectors "
+            f"({n}), got {clusters!r}"
+        )
     iterations = validate.k(iterations, "iterations")
     seed = validate.count(seed, "seed")
     rng = np.random.default_rng(seed)
@@ -251,14 +336,18 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
     if sample is not None:
         sample = validate.whole(sample, "sample")
         if sample < clusters:
-            raise ValueError(f"a sample of {sample} vectors cannot train {clusters} clusters; give at least {clusters}")
+            raise ValueError(
+                f"a sample of {sample} vectors cannot train {clusters} clusters; "
+                f"give at least {clusters}"
+            )
         if sample < n:
             train = x[np.sort(rng.choice(n, size=sample, replace=False))]
     m = train.shape[0]
     centroids = train[rng.choice(m, size=clusters, replace=False)].copy()
     assignment = np.full(m, -1)
     train64 = train.astype(np.float64)
-    # a small product runs on one BLAS thread: waiting for a second thread would cost more than it saves
+    # a small product runs on one BLAS thread: waiting for a second thread would cost
+    # more than it saves
     with _one_blas_thread() if m * clusters < 2**20 else contextlib.nullcontext():
         for _ in range(iterations):
             similarity = train @ centroids.T
@@ -269,7 +358,9 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
             np.add.at(sums, new, train64)  # the sum of each cluster's vectors
             empty = np.flatnonzero(sizes == 0)
             if empty.size:
-                donors = iter(np.argsort(best, kind="stable").tolist())  # worst served first
+                donors = iter(
+                    np.argsort(best, kind="stable").tolist()
+                )  # worst served first
                 for cluster in empty:
                     donor = next(i for i in donors if sizes[new[i]] > 1)
                     sizes[new[donor]] -= 1
@@ -287,7 +378,8 @@ def spherical_kmeans(vectors: np.ndarray, clusters: int, iterations: int = 20, s
 
 
 def ivf_cost(n, lists, probes):
-    """Expected dot products per query: L centroids plus p lists of N/L vectors each, L + p N / L.
+    """Expected dot products per query: L centroids plus p lists of N/L vectors each, L
+    + p N / L.
 
     Each argument may be a number or an array (for a whole curve at once).
     """
@@ -301,28 +393,47 @@ def ivf_cost(n, lists, probes):
 
 
 def optimal_lists(n, probes):
-    """The L minimising L + p N / L: setting the derivative 1 - p N / L^2 to zero gives L = sqrt(p N)."""
-    best = np.sqrt(validate.at_least_one(probes, "probes") * validate.at_least_one(n, "the number of vectors"))
+    """The L minimising L + p N / L: setting the derivative 1 - p N / L^2 to zero gives
+    L = sqrt(p N)."""
+    best = np.sqrt(
+        validate.at_least_one(probes, "probes")
+        * validate.at_least_one(n, "the number of vectors")
+    )
     return float(best) if best.ndim == 0 else best
 
 
 class IVFIndex:
-    """An inverted-file index: spherical k-means lists, and a search that scans only the p nearest lists.
+    """An inverted-file index: spherical k-means lists, and a search that scans only the
+    p nearest lists.
 
-    k-means trains on at most ``sample_per_list`` vectors per list (256 by default, FAISS's budget; None:
-    every vector) for at most ``iterations`` rounds; then every vector goes to its nearest centroid.
+    k-means trains on at most ``sample_per_list`` vectors per list (256 by default,
+    FAISS's budget; None: every vector) for at most ``iterations`` rounds; then every
+    vector goes to its nearest centroid.
     """
 
-    def __init__(self, vectors: np.ndarray, lists: int, iterations: int = 20, seed: int = 0,
-                 sample_per_list: int | None = 256):
+    def __init__(
+        self,
+        vectors: np.ndarray,
+        lists: int,
+        iterations: int = 20,
+        seed: int = 0,
+        sample_per_list: int | None = 256,
+    ):
         x = unit_rows(vectors)
         self.n, self.dimension = x.shape
         lists = validate.whole(lists, "lists")
-        sample = None if sample_per_list is None else validate.k(sample_per_list, "sample_per_list") * lists
-        self.centroids, assignment = spherical_kmeans(x, lists, iterations, seed, sample)
+        sample = (
+            None
+            if sample_per_list is None
+            else validate.k(sample_per_list, "sample_per_list") * lists
+        )
+        self.centroids, assignment = spherical_kmeans(
+            x, lists, iterations, seed, sample
+        )
         self.lists = lists
-        # store the vectors list by list: list l is the block of rows offsets[l]:offsets[l + 1], read in place
-        # by a matrix product, and order maps a row back to its id
+        # store the vectors list by list: list l is the block of rows
+        # offsets[l]:offsets[l + 1], read in place by a matrix product, and order maps a
+        # row back to its id
         self.order = np.argsort(assignment, kind="stable")
         self.vectors = x[self.order]
         self.offsets = np.zeros(lists + 1, dtype=np.int64)
@@ -332,54 +443,79 @@ class IVFIndex:
     def list_sizes(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    def search_batch(self, queries: np.ndarray, k: int = 10, probes: int = 1) -> SearchResult:
-        """Search a matrix of query vectors, one query per row (a single vector counts as one row).
+    def search_batch(
+        self, queries: np.ndarray, k: int = 10, probes: int = 1
+    ) -> SearchResult:
+        """Search a matrix of query vectors, one query per row (a single vector counts
+        as one row).
 
-        Returns a :class:`SearchResult` of arrays: row i holds the k best of the vectors in query i's
-        ``probes`` nearest lists (ids and scores, best first, ties by id, padded with id -1) and the dot
-        products it cost (L centroids plus the probed lists' sizes).
+        Returns a :class:`SearchResult` of arrays: row i holds the k best of the vectors
+        in query i's ``probes`` nearest lists (ids and scores, best first, ties by id,
+        padded with id -1) and the dot products it cost (L centroids plus the probed
+        lists' sizes).
         """
         k = validate.k(k)
         probes = validate.whole(probes, "probes")
         if not 1 <= probes <= self.lists:
-            raise ValueError(f"probes must be between 1 and the number of lists ({self.lists}), got {probes!r}")
+            raise ValueError(
+                "probes must be between 1 and the number of lists "
+                f"({self.lists}), got {probes!r}"
+            )
         q = _queries(queries, self.dimension)
         m = q.shape[0]
         if m == 1:
-            nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[:, :probes]
+            nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[
+                :, :probes
+            ]
             rows, positions, approximate, kth = self._scan_one(q, nearest, k)
         else:
             with _one_blas_thread():
-                nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[:, :probes]
+                nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[
+                    :, :probes
+                ]
                 rows, positions, approximate, kth = self._scan_by_list(q, nearest, k)
         # keep what can still be in the top k (see _top_rows), score it exactly, rank it
         keep = approximate >= (kth - np.float32(_slack(self.dimension)))[rows]
         rows, positions = rows[keep], positions[keep]
         exact = _exact_scores(q[rows], self.vectors[positions])
         ids, scores = _rank(rows, self.order[positions], exact, m, k)
-        return SearchResult(ids, scores, self.lists + self.list_sizes[nearest].sum(axis=1))
+        return SearchResult(
+            ids, scores, self.lists + self.list_sizes[nearest].sum(axis=1)
+        )
 
     def _scan_by_list(self, q, nearest, k):
-        """Score the probed lists list by list: all the queries that probe list l against its slice at once.
+        """Score the probed lists list by list: all the queries that probe list l
+        against its slice at once.
 
-        Returns the candidates (query row, position in ``self.vectors``, float32 score) and every query's
-        k-th best float32 score over its probed lists. A list keeps the entries within the slack of its own
-        k-th best score, which is at most the query's k-th best over all its lists, so no candidate is lost.
+        Returns the candidates (query row, position in ``self.vectors``, float32 score)
+        and every query's k-th best float32 score over its probed lists. A list keeps
+        the entries within the slack of its own k-th best score, which is at most the
+        query's k-th best over all its lists, so no candidate is lost.
         """
         m, probes = nearest.shape
         slack = np.float32(_slack(self.dimension))
-        pairs = np.argsort(nearest.ravel(), kind="stable")  # (query, probe) pairs, grouped by list
+        pairs = np.argsort(
+            nearest.ravel(), kind="stable"
+        )  # (query, probe) pairs, grouped by list
         rows = pairs // probes
-        q_pairs = q[rows]  # row j: the query of pair j, so that the queries of a list are one slice
-        bounds = np.searchsorted(nearest.ravel()[pairs], np.arange(self.lists + 1)).tolist()
+        q_pairs = q[
+            rows
+        ]  # row j: the query of pair j, so that the queries of a list are one slice
+        bounds = np.searchsorted(
+            nearest.ravel()[pairs], np.arange(self.lists + 1)
+        ).tolist()
         offsets = self.offsets.tolist()
-        best = np.full((m * probes, k), -np.inf, dtype=np.float32)  # each pair's k best scores
+        best = np.full(
+            (m * probes, k), -np.inf, dtype=np.float32
+        )  # each pair's k best scores
         found_pairs, found_positions, found_scores = [], [], []
         for l in range(self.lists):
             lo, hi, a, b = bounds[l], bounds[l + 1], offsets[l], offsets[l + 1]
             if lo == hi or a == b:
                 continue
-            scores = self.vectors[a:b] @ q_pairs[lo:hi].T  # column j: pair lo + j against every vector of list l
+            scores = (
+                self.vectors[a:b] @ q_pairs[lo:hi].T
+            )  # column j: pair lo + j against every vector of list l
             if b - a > k:
                 top = np.partition(scores, b - a - k, axis=0)[b - a - k :]
                 best[lo:hi] = top.T
@@ -392,27 +528,54 @@ class IVFIndex:
             found_scores.append(scores[c, r])
         by_query = np.empty_like(best)
         by_query[pairs] = best
-        kth = np.partition(by_query.reshape(m, probes * k), (probes - 1) * k, axis=1)[:, (probes - 1) * k]
+        kth = np.partition(by_query.reshape(m, probes * k), (probes - 1) * k, axis=1)[
+            :, (probes - 1) * k
+        ]
         if not found_pairs:  # every probed list is empty
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32), kth
-        return (rows[np.concatenate(found_pairs)], np.concatenate(found_positions), np.concatenate(found_scores),
-                kth)
+            return (
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int64),
+                np.zeros(0, np.float32),
+                kth,
+            )
+        return (
+            rows[np.concatenate(found_pairs)],
+            np.concatenate(found_positions),
+            np.concatenate(found_scores),
+            kth,
+        )
 
     def _scan_one(self, q, nearest, k):
-        """The same for a single query, without the grouping: one matrix-vector product per probed list."""
+        """The same for a single query, without the grouping: one matrix-vector product
+        per probed list."""
         bounds = self.offsets.tolist()
         spans = [(bounds[l], bounds[l + 1]) for l in nearest[0].tolist()]
         scores = np.concatenate([self.vectors[a:b] @ q[0] for a, b in spans])
-        kth = np.partition(scores, scores.size - k)[scores.size - k] if scores.size > k else -np.inf
+        kth = (
+            np.partition(scores, scores.size - k)[scores.size - k]
+            if scores.size > k
+            else -np.inf
+        )
         columns = np.flatnonzero(scores >= kth - np.float32(_slack(self.dimension)))
-        # column c of the scores is in span s, at position start_s + (c - where span s begins in the scores)
+        # column c of the scores is in span s, at position start_s + (c - where span s
+        # begins in the scores)
         starts, stops = np.array(spans).T
         lengths = stops - starts
         ends = np.cumsum(lengths)
         span = np.searchsorted(ends, columns, side="right")
         positions = starts[span] + columns - (ends - lengths)[span]
-        return np.zeros(columns.size, dtype=np.int64), positions, scores[columns], np.full(1, kth, dtype=np.float32)
+        return (
+            np.zeros(columns.size, dtype=np.int64),
+            positions,
+            scores[columns],
+            np.full(1, kth, dtype=np.float32),
+        )
 
     @property
     def nbytes(self) -> int:
-        return self.vectors.nbytes + self.centroids.nbytes + self.order.nbytes + self.offsets.nbytes
+        return (
+            self.vectors.nbytes
+            + self.centroids.nbytes
+            + self.order.nbytes
+            + self.offsets.nbytes
+        )

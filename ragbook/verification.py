@@ -1,15 +1,18 @@
 """Grounding checks: citations, support, numbers and quotes (chapter 12).
 
-- A citation is a source number in square brackets, ``[1]``. An answer is *grounded* (the minimal rule)
-  when it cites at least one source and every number it cites names a source of the prompt.
-- A claim is a sentence of the answer. Its *support* is the share of its analysed terms (citation markers
-  removed, repeats counted) that occur in the sources it cites. A claim passes when it cites at least one
-  existing source, its support is at least ``support_threshold`` (:data:`SUPPORT_THRESHOLD`, 0.75, by
-  default), every number in it occurs in a cited source, and every quoted string occurs in a cited source.
+- A citation is a source number in square brackets, ``[1]``. An answer is *grounded*
+  (the minimal rule) when it cites at least one source and every number it cites names a
+  source of the prompt.
+- A claim is a sentence of the answer. Its *support* is the share of its analysed terms
+  (citation markers removed, repeats counted) that occur in the sources it cites. A
+  claim passes when it cites at least one existing source, its support is at least
+  ``support_threshold`` (:data:`SUPPORT_THRESHOLD`, 0.75, by default), every number in
+  it occurs in a cited source, and every quoted string occurs in a cited source.
 
-These are necessary checks, not proof: a claim can pass and still misstate its source, and a true claim can
-fail because it paraphrases. A citation is not an answer.
+These are necessary checks, not proof: a claim can pass and still misstate its source,
+and a true claim can fail because it paraphrases. A citation is not an answer.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,8 +22,16 @@ from typing import Mapping, Sequence
 from . import validate
 from .text import analyze, normalize, split_sentences, tokenize
 
-__all__ = ["CITATION", "SUPPORT_THRESHOLD", "citations", "is_grounded", "ClaimCheck", "check_claim", "check_answer",
-           "numbers_in"]
+__all__ = [
+    "CITATION",
+    "SUPPORT_THRESHOLD",
+    "citations",
+    "is_grounded",
+    "ClaimCheck",
+    "check_claim",
+    "check_answer",
+    "numbers_in",
+]
 
 CITATION = re.compile(r"\[(\d+)\]")
 SUPPORT_THRESHOLD = 0.75  # the share of a claim's terms its cited sources must contain
@@ -59,32 +70,60 @@ class ClaimCheck:
 
     @property
     def supported(self) -> bool:
-        return (bool(self.cited) and not self.missing_sources and self.support >= self.support_threshold
-                and not self.unsupported_numbers and not self.unsupported_quotes)
+        return (
+            bool(self.cited)
+            and not self.missing_sources
+            and self.support >= self.support_threshold
+            and not self.unsupported_numbers
+            and not self.unsupported_quotes
+        )
 
 
-def check_claim(claim: str, sources: Mapping[int, str], support_threshold: float = SUPPORT_THRESHOLD) -> ClaimCheck:
+def check_claim(
+    claim: str, sources: Mapping[int, str], support_threshold: float = SUPPORT_THRESHOLD
+) -> ClaimCheck:
     """Check one claim against the texts of the sources, numbered as in the prompt."""
-    support_threshold = validate.real(support_threshold, "support_threshold", minimum=0, maximum=1)
+    support_threshold = validate.real(
+        support_threshold, "support_threshold", minimum=0, maximum=1
+    )
     validate.text(claim, "claim")
     if not isinstance(sources, Mapping):
-        raise TypeError(f"sources must map source numbers to texts, got {type(sources).__name__}")
+        raise TypeError(
+            f"sources must map source numbers to texts, got {type(sources).__name__}"
+        )
     cited = tuple(dict.fromkeys(citations(claim)))
     missing = tuple(c for c in cited if c not in sources)
     present = [sources[c] for c in cited if c in sources]
     bare = CITATION.sub(" ", claim)
     terms = analyze(bare)
     source_terms = {t for text in present for t in analyze(text)}
-    support = sum(t in source_terms for t in terms) / len(terms) if terms and present else 0.0
+    support = (
+        sum(t in source_terms for t in terms) / len(terms) if terms and present else 0.0
+    )
     source_tokens = {t for text in present for t in tokenize(text)}
-    numbers = tuple(n for n in dict.fromkeys(numbers_in(bare)) if n not in source_tokens)
+    numbers = tuple(
+        n for n in dict.fromkeys(numbers_in(bare)) if n not in source_tokens
+    )
     source_text = " ".join(normalize(text) for text in present)
     quotes = tuple(q for q in _QUOTE.findall(bare) if normalize(q) not in source_text)
-    return ClaimCheck(claim, cited, missing, support, numbers, quotes, support_threshold)
+    return ClaimCheck(
+        claim, cited, missing, support, numbers, quotes, support_threshold
+    )
 
 
-def check_answer(answer: str, sources: Sequence[str] | Mapping[int, str],
-                 support_threshold: float = SUPPORT_THRESHOLD) -> list[ClaimCheck]:
-    """Split the answer into claims (sentences) and check each; sources as a list are numbered from 1."""
-    numbered = dict(enumerate(validate.texts(sources, "sources"), start=1)) if not isinstance(sources, Mapping) else dict(sources)
-    return [check_claim(s.text, numbered, support_threshold) for s in split_sentences(answer)]
+def check_answer(
+    answer: str,
+    sources: Sequence[str] | Mapping[int, str],
+    support_threshold: float = SUPPORT_THRESHOLD,
+) -> list[ClaimCheck]:
+    """Split the answer into claims (sentences) and check each; sources as a list are
+    numbered from 1."""
+    numbered = (
+        dict(enumerate(validate.texts(sources, "sources"), start=1))
+        if not isinstance(sources, Mapping)
+        else dict(sources)
+    )
+    return [
+        check_claim(s.text, numbered, support_threshold)
+        for s in split_sentences(answer)
+    ]

@@ -1,4 +1,6 @@
-"""Test-session settings: MiniLM chunk vectors are cached in a scratch folder, never in the user's home."""
+"""Test-session settings: MiniLM chunk vectors are cached in a scratch folder, never in
+the user's home."""
+
 import os
 import shutil
 import tempfile

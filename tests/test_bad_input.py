@@ -1,12 +1,14 @@
 """Bad input, everywhere, the same way: property tests over random bad arguments.
 
-The rule (ragbook/validate.py): a value of the wrong type raises TypeError, a value of the right type
-outside what is allowed raises ValueError, and the message names the argument and what is allowed.
-Queries: None or a non-text raises TypeError; an empty str, a str of whitespace or an empty sequence of
-terms raises ValueError ("query is empty"). A non-empty query whose terms are all stopwords is refused by
-the sparse retrievers as before ("no terms after analysis"); one whose terms are all unknown is a query,
-and every chunk scores 0 (a ranking in id order).
+The rule (ragbook/validate.py): a value of the wrong type raises TypeError, a value of
+the right type outside what is allowed raises ValueError, and the message names the
+argument and what is allowed. Queries: None or a non-text raises TypeError; an empty
+str, a str of whitespace or an empty sequence of terms raises ValueError ("query is
+empty"). A non-empty query whose terms are all stopwords is refused by the sparse
+retrievers as before ("no terms after analysis"); one whose terms are all unknown is a
+query, and every chunk scores 0 (a ranking in id order).
 """
+
 import functools
 import math
 
@@ -19,7 +21,13 @@ from ragbook.chunking import chunk_count, cut_probability, sentence_chunks, word
 from ragbook.composition import end_to_end_accuracy, recall_needed
 from ragbook.dense import DenseRetriever
 from ragbook.documents import load_corpus
-from ragbook.fusion import HybridRetriever, normalized_score_fusion, reciprocal_rank_fusion, rerank, score_sum_fusion
+from ragbook.fusion import (
+    HybridRetriever,
+    normalized_score_fusion,
+    reciprocal_rank_fusion,
+    rerank,
+    score_sum_fusion,
+)
 from ragbook.generators import ScriptedGenerator, TrigramModel
 from ragbook.index import InvertedIndex
 from ragbook.lsa import LSA
@@ -33,7 +41,15 @@ from ragbook.ranking import top_k
 from ragbook.sampling import softmax
 from ragbook.text import STOPWORDS, Analyzer
 from ragbook.tfidf import TfIdf, smoothed_idf
-from ragbook.vectors import ExactIndex, IVFIndex, cosine, ivf_cost, optimal_lists, spherical_kmeans, unit_rows
+from ragbook.vectors import (
+    ExactIndex,
+    IVFIndex,
+    cosine,
+    ivf_cost,
+    optimal_lists,
+    spherical_kmeans,
+    unit_rows,
+)
 
 TEXTS = [
     "Mars has two small moons, Phobos and Deimos.",
@@ -77,31 +93,51 @@ def _store_search(query, k=10, allowed=None):
     return store().search_for(USER, query, k)
 
 
-# every retriever as a search(query, k) function, and whether it takes a sequence of terms as a query
+# every retriever as a search(query, k) function, and whether it takes a sequence of
+# terms as a query
 SEARCHES = {
     "bm25": (BM.search, True),
     "tfidf": (TF.search, True),
     "lsa": (LSA_DENSE.search, False),
-    "minilm": (lambda query, k=10, allowed=None: minilm_dense().search(query, k, allowed), False),
+    "minilm": (
+        lambda query, k=10, allowed=None: minilm_dense().search(query, k, allowed),
+        False,
+    ),
     "hybrid": (HYBRID.search, True),
     "rerank": (_rerank_search, True),
     "store": (_store_search, True),
 }
 NAMES = sorted(SEARCHES)
 
-# ---- random bad values ------------------------------------------------------------------------------
-non_finite = st.sampled_from([math.nan, -math.nan, math.inf, -math.inf, np.float32("nan"), np.float64("-inf")])
-number_strings = st.one_of(st.integers(-1000, 1000).map(str), st.floats(-10, 10, allow_nan=False).map(repr))
-negative_ints = st.one_of(st.integers(max_value=-1), st.integers(-10**6, -1).map(np.int64))
+# ---- random bad values ---------------------------------------------------------------
+non_finite = st.sampled_from(
+    [math.nan, -math.nan, math.inf, -math.inf, np.float32("nan"), np.float64("-inf")]
+)
+number_strings = st.one_of(
+    st.integers(-1000, 1000).map(str), st.floats(-10, 10, allow_nan=False).map(repr)
+)
+negative_ints = st.one_of(
+    st.integers(max_value=-1), st.integers(-(10**6), -1).map(np.int64)
+)
 bare_strings = st.text(max_size=30)
 empty_sequences = st.sampled_from([[], ()])
 blank_strings = st.text(alphabet=" \t\n\r", max_size=6)
-not_a_query = st.one_of(st.none(), st.integers(), st.floats(allow_nan=True), st.binary(max_size=4), st.booleans())
-stopword_texts = st.lists(st.sampled_from(sorted(STOPWORDS) + [".", ",", "!", "?", "--"]), max_size=6).map(" ".join)
-FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+not_a_query = st.one_of(
+    st.none(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.binary(max_size=4),
+    st.booleans(),
+)
+stopword_texts = st.lists(
+    st.sampled_from(sorted(STOPWORDS) + [".", ",", "!", "?", "--"]), max_size=6
+).map(" ".join)
+FAST = settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
-# ---- queries ----------------------------------------------------------------------------------------
+# ---- queries -------------------------------------------------------------------------
 @FAST
 @given(name=st.sampled_from(NAMES), query=not_a_query)
 def test_a_query_that_is_no_text_is_a_type_error_everywhere(name, query):
@@ -119,15 +155,22 @@ def test_an_empty_query_string_is_a_value_error_everywhere(name, query):
 
 
 @FAST
-@given(name=st.sampled_from([n for n in NAMES if SEARCHES[n][1]]), query=empty_sequences)
-def test_an_empty_sequence_of_terms_is_a_value_error_for_every_retriever_that_takes_terms(name, query):
+@given(
+    name=st.sampled_from([n for n in NAMES if SEARCHES[n][1]]), query=empty_sequences
+)
+def test_an_empty_sequence_of_terms_is_a_value_error_for_every_term_retriever(
+    name, query
+):
     search, _ = SEARCHES[name]
     with pytest.raises(ValueError, match=r"query is empty"):
         search(query, 3)
 
 
 @FAST
-@given(name=st.sampled_from([n for n in NAMES if not SEARCHES[n][1]]), query=st.lists(st.text(min_size=1), max_size=3))
+@given(
+    name=st.sampled_from([n for n in NAMES if not SEARCHES[n][1]]),
+    query=st.lists(st.text(min_size=1), max_size=3),
+)
 def test_dense_retrievers_take_a_str_only(name, query):
     search, _ = SEARCHES[name]
     with pytest.raises(TypeError, match=r"query must be a non-empty str, got"):
@@ -135,8 +178,14 @@ def test_dense_retrievers_take_a_str_only(name, query):
 
 
 @FAST
-@given(name=st.sampled_from([n for n in NAMES if SEARCHES[n][1]]),
-       terms=st.lists(st.one_of(st.integers(), st.none(), st.binary(max_size=3)), min_size=1, max_size=3))
+@given(
+    name=st.sampled_from([n for n in NAMES if SEARCHES[n][1]]),
+    terms=st.lists(
+        st.one_of(st.integers(), st.none(), st.binary(max_size=3)),
+        min_size=1,
+        max_size=3,
+    ),
+)
 def test_terms_that_are_not_str_are_a_type_error(name, terms):
     search, _ = SEARCHES[name]
     with pytest.raises(TypeError, match=r"query must be .*; term 0 is"):
@@ -152,28 +201,41 @@ def test_a_stopword_only_query_is_refused_alike_by_the_sparse_retrievers(query):
 
 
 @FAST
-@given(terms=st.lists(st.sampled_from(["neptune", "triton", "quasar", "zzz"]), min_size=1, max_size=4))
+@given(
+    terms=st.lists(
+        st.sampled_from(["neptune", "triton", "quasar", "zzz"]), min_size=1, max_size=4
+    )
+)
 def test_unknown_terms_score_zero_alike_as_a_string_or_as_terms(terms):
     for retriever in (BM, TF):
         for query in (" ".join(terms), terms):
             hits = retriever.search(query, 4)
-            assert [h.chunk_id for h in hits] == [0, 1, 2, 3] and all(h.score == 0 for h in hits)
+            assert [h.chunk_id for h in hits] == [0, 1, 2, 3] and all(
+                h.score == 0 for h in hits
+            )
 
 
-# ---- k and other counts -----------------------------------------------------------------------------
+# ---- k and other counts --------------------------------------------------------------
 @FAST
 @given(name=st.sampled_from(NAMES), k=negative_ints)
 def test_a_negative_k_is_a_value_error_everywhere(name, k):
     search, _ = SEARCHES[name]
-    with pytest.raises(ValueError, match=r"k must be a whole number of at least 1, got -\d+"):
+    with pytest.raises(
+        ValueError, match=r"k must be a whole number of at least 1, got -\d+"
+    ):
         search(QUERY, k)
 
 
 @FAST
-@given(name=st.sampled_from(NAMES), k=st.one_of(number_strings, non_finite, st.floats(0.5, 5), st.booleans()))
+@given(
+    name=st.sampled_from(NAMES),
+    k=st.one_of(number_strings, non_finite, st.floats(0.5, 5), st.booleans()),
+)
 def test_a_k_that_is_not_an_int_is_a_type_error_everywhere(name, k):
     search, _ = SEARCHES[name]
-    with pytest.raises(TypeError, match=r"k must be a whole number of at least 1, got .* of type"):
+    with pytest.raises(
+        TypeError, match=r"k must be a whole number of at least 1, got .* of type"
+    ):
         search(QUERY, k)
 
 
@@ -183,29 +245,44 @@ def test_numpy_ints_are_ints(k):
     for name in NAMES:
         search, _ = SEARCHES[name]
         assert search(QUERY, np.int64(k)) == search(QUERY, k)
-    assert EXACT.search_batch(VECTORS[:2], np.int32(k)).ids.tolist() == EXACT.search_batch(VECTORS[:2], k).ids.tolist()
+    assert (
+        EXACT.search_batch(VECTORS[:2], np.int32(k)).ids.tolist()
+        == EXACT.search_batch(VECTORS[:2], k).ids.tolist()
+    )
 
 
 @FAST
 @given(n=st.integers(1, 5000), size=st.integers(1, 500), data=st.data())
 def test_chunk_formulas_take_numpy_ints(n, size, data):
     overlap = data.draw(st.integers(0, size - 1))
-    assert chunk_count(np.int64(n), np.int64(size), np.int64(overlap)) == chunk_count(n, size, overlap)
+    assert chunk_count(np.int64(n), np.int64(size), np.int64(overlap)) == chunk_count(
+        n, size, overlap
+    )
     span = data.draw(st.integers(1, 600))
-    assert cut_probability(np.int32(span), np.int32(size), np.int32(overlap)) == cut_probability(span, size, overlap)
+    assert cut_probability(
+        np.int32(span), np.int32(size), np.int32(overlap)
+    ) == cut_probability(span, size, overlap)
 
 
 @FAST
 @given(n=negative_ints)
 def test_negative_counts_are_value_errors(n):
     lsa = LSA(TEXTS, 2)
-    with pytest.raises(ValueError, match=r"n must be a whole number of at least 0, got -\d+"):
+    with pytest.raises(
+        ValueError, match=r"n must be a whole number of at least 0, got -\d+"
+    ):
         lsa.nearest_terms("mars", n)
-    with pytest.raises(ValueError, match=r"overlap must be a whole number of at least 0, got -\d+"):
+    with pytest.raises(
+        ValueError, match=r"overlap must be a whole number of at least 0, got -\d+"
+    ):
         chunk_count(10, 5, n)
-    with pytest.raises(ValueError, match=r"seed must be a whole number of at least 0, got -\d+"):
+    with pytest.raises(
+        ValueError, match=r"seed must be a whole number of at least 0, got -\d+"
+    ):
         spherical_kmeans(VECTORS, 2, seed=n)
-    with pytest.raises(ValueError, match=r"budget must be a whole number of at least 0"):
+    with pytest.raises(
+        ValueError, match=r"budget must be a whole number of at least 0"
+    ):
         store().answer(QUERY, USER, ScriptedGenerator(["x"]), budget=n)
 
 
@@ -216,17 +293,41 @@ def test_numbers_given_as_strings_are_type_errors(value):
         (lambda: BM25.from_texts(TEXTS, k1=value), "k1 must be a finite number"),
         (lambda: BM25.from_texts(TEXTS, b=value), "b must be a finite number"),
         (lambda: softmax([1.0, 2.0], value), "temperature must be a finite number"),
-        (lambda: reciprocal_rank_fusion([[1, 2]], c=value), "the fusion constant c must be a finite number"),
-        (lambda: end_to_end_accuracy(value, 0.5, 0.5), r"recall \(a probability\) must be a finite number"),
+        (
+            lambda: reciprocal_rank_fusion([[1, 2]], c=value),
+            "the fusion constant c must be a finite number",
+        ),
+        (
+            lambda: end_to_end_accuracy(value, 0.5, 0.5),
+            r"recall \(a probability\) must be a finite number",
+        ),
         (lambda: LSA(TEXTS, value), "dimensions must be a whole number"),
-        (lambda: LSA(TEXTS, 2).nearest_terms("mars", value), "n must be a whole number"),
+        (
+            lambda: LSA(TEXTS, 2).nearest_terms("mars", value),
+            "n must be a whole number",
+        ),
         (lambda: chunk_count(value, 200, 50), "n must be a whole number"),
-        (lambda: word_estimate("two words", value), "tokens_per_word must be a finite number"),
-        (lambda: evidence_budget(value, 0, 0, 0), r"context_limit \(in tokens\) must be a whole number"),
-        (lambda: ivf_cost(1000, value, 1), "lists must be numbers|lists must be real numbers"),
+        (
+            lambda: word_estimate("two words", value),
+            "tokens_per_word must be a finite number",
+        ),
+        (
+            lambda: evidence_budget(value, 0, 0, 0),
+            r"context_limit \(in tokens\) must be a whole number",
+        ),
+        (
+            lambda: ivf_cost(1000, value, 1),
+            "lists must be numbers|lists must be real numbers",
+        ),
         (lambda: optimal_lists(value, 1), "the number of vectors must be"),
-        (lambda: IVF.search_batch(VECTORS[:1], 3, value), "probes must be a whole number"),
-        (lambda: bootstrap_interval([0.5, 1.0], resamples=value), "resamples must be a whole number"),
+        (
+            lambda: IVF.search_batch(VECTORS[:1], 3, value),
+            "probes must be a whole number",
+        ),
+        (
+            lambda: bootstrap_interval([0.5, 1.0], resamples=value),
+            "resamples must be a whole number",
+        ),
         (lambda: precision_at_k([1], {1}, value), "k must be a whole number"),
         (lambda: RAGPipeline(k=value), "k must be a whole number"),
         (lambda: lucene_idf(1, value), "N must be a whole number"),
@@ -239,14 +340,19 @@ def test_numbers_given_as_strings_are_type_errors(value):
 @FAST
 @given(value=st.booleans())
 def test_a_bool_is_not_a_number(value):
-    for call in (lambda: BM25.from_texts(TEXTS, k1=value), lambda: softmax([1.0], value),
-                 lambda: chunk_count(value, 5), lambda: ndcg_at_k([1], {1: 1}, value),
-                 lambda: smoothed_idf(value, 3), lambda: LSA(TEXTS, value)):
+    for call in (
+        lambda: BM25.from_texts(TEXTS, k1=value),
+        lambda: softmax([1.0], value),
+        lambda: chunk_count(value, 5),
+        lambda: ndcg_at_k([1], {1: 1}, value),
+        lambda: smoothed_idf(value, 3),
+        lambda: LSA(TEXTS, value),
+    ):
         with pytest.raises(TypeError):
             call()
 
 
-# ---- nan and infinity -------------------------------------------------------------------------------
+# ---- nan and infinity ----------------------------------------------------------------
 @FAST
 @given(bad=non_finite, position=st.integers(0, 2))
 def test_non_finite_vectors_are_refused(bad, position):
@@ -274,15 +380,24 @@ def test_non_finite_vectors_are_refused(bad, position):
 def test_non_finite_scores_are_refused(bad, position):
     ranking = [(0, 3.0), (1, 2.0), (2, 1.0)]
     ranking[position] = (position, bad)
-    with pytest.raises(ValueError, match=rf"the score of chunk {position} in results\[1\] must be a finite number"):
+    with pytest.raises(
+        ValueError,
+        match=rf"the score of chunk {position} in results\[1\] must be a finite number",
+    ):
         score_sum_fusion([[(5, 1.0)], ranking])
     with pytest.raises(ValueError, match=r"must be a finite number"):
         normalized_score_fusion([ranking], [1.0])
     scores = np.ones(3)
     scores[position] = bad
-    with pytest.raises(ValueError, match=rf"the second-stage scores must be finite numbers .* at position {position}"):
+    with pytest.raises(
+        ValueError,
+        match=r"the second-stage scores must be finite numbers .* at position "
+        rf"{position}",
+    ):
         rerank(QUERY, [0, 1, 2], lambda q, ids: scores)
-    with pytest.raises(ValueError, match=rf"scores must be finite numbers .* at position {position}"):
+    with pytest.raises(
+        ValueError, match=rf"scores must be finite numbers .* at position {position}"
+    ):
         top_k(scores, 2)
     with pytest.raises(ValueError, match=r"logits must be finite numbers"):
         softmax(scores)
@@ -297,7 +412,10 @@ def test_non_finite_parameters_are_refused(bad):
         (lambda: softmax([1.0], bad), "temperature must be a finite number"),
         (lambda: reciprocal_rank_fusion([[1]], c=bad), "c must be a finite number"),
         (lambda: HybridRetriever([BM], c=bad), "c must be a finite number"),
-        (lambda: normalized_score_fusion([[(1, 1.0)]], [bad]), "weights must be finite numbers"),
+        (
+            lambda: normalized_score_fusion([[(1, 1.0)]], [bad]),
+            "weights must be finite numbers",
+        ),
         (lambda: recall_needed(bad, 0.9, 0.1), "target .* must be a finite number"),
         (lambda: word_estimate("a b", bad), "tokens_per_word must be a finite number"),
         (lambda: ivf_cost(bad, 10, 1), "the number of vectors must be a finite number"),
@@ -308,7 +426,7 @@ def test_non_finite_parameters_are_refused(bad):
             call()
 
 
-# ---- texts: never a bare str, never an empty collection ---------------------------------------------
+# ---- texts: never a bare str, never an empty collection ------------------------------
 @FAST
 @given(text=bare_strings)
 def test_a_bare_string_is_not_a_sequence_of_texts(text):
@@ -338,13 +456,24 @@ def test_a_bare_string_is_not_a_sequence_of_texts(text):
 @FAST
 @given(texts=st.lists(stopword_texts, min_size=1, max_size=5))
 def test_a_collection_with_no_terms_is_refused_when_it_is_built(texts):
-    for build in (InvertedIndex.from_texts, TfIdf.from_texts, BM25.from_texts, lambda t: LSA(t, 1)):
-        with pytest.raises(ValueError, match=r"chunks are empty after analysis \(only stopwords, punctuation or whitespace\)"):
+    for build in (
+        InvertedIndex.from_texts,
+        TfIdf.from_texts,
+        BM25.from_texts,
+        lambda t: LSA(t, 1),
+    ):
+        with pytest.raises(
+            ValueError,
+            match=r"chunks are empty after analysis \(only stopwords, punctuation or "
+            r"whitespace\)",
+        ):
             build(texts)
 
 
 @FAST
-@given(texts=st.lists(st.text(alphabet=" .,;!?-\n", max_size=5), min_size=1, max_size=4))
+@given(
+    texts=st.lists(st.text(alphabet=" .,;!?-\n", max_size=5), min_size=1, max_size=4)
+)
 def test_a_dense_collection_with_no_word_is_refused_when_it_is_built(texts):
     with pytest.raises(ValueError, match=r"texts are empty \(no word or number"):
         DenseRetriever(LSA(TEXTS, 2), texts)
@@ -353,8 +482,13 @@ def test_a_dense_collection_with_no_word_is_refused_when_it_is_built(texts):
 @FAST
 @given(empty=empty_sequences)
 def test_no_texts_at_all_is_refused(empty):
-    for build in (InvertedIndex.from_texts, TfIdf.from_texts, BM25.from_texts, lambda t: LSA(t, 1),
-                  lambda t: DenseRetriever(LSA(TEXTS, 2), t)):
+    for build in (
+        InvertedIndex.from_texts,
+        TfIdf.from_texts,
+        BM25.from_texts,
+        lambda t: LSA(t, 1),
+        lambda t: DenseRetriever(LSA(TEXTS, 2), t),
+    ):
         with pytest.raises(ValueError, match="empty collection"):
             build(empty)
     with pytest.raises(ValueError, match="no documents"):
@@ -375,11 +509,15 @@ def test_the_minilm_retriever_refuses_what_the_others_refuse():
         dense.search(None, 3)
     with pytest.raises(ValueError, match="query is empty"):
         dense.search("", 3)
-    assert len(dense.search("the of", 2)) == 2  # MiniLM embeds a stopword-only query, as before
+    assert (
+        len(dense.search("the of", 2)) == 2
+    )  # MiniLM embeds a stopword-only query, as before
 
 
 def test_recall_and_documents_checks_share_the_rules():
-    with pytest.raises(TypeError, match="k must be a whole number of at least 1, got '3'"):
+    with pytest.raises(
+        TypeError, match="k must be a whole number of at least 1, got '3'"
+    ):
         recall_at_k([1], [{1}], "3")
     assert recall_at_k([1], [{1}], np.int64(1)) == 1.0
     with pytest.raises(TypeError, match="piece 1 must hold chunk ids"):

@@ -1,4 +1,6 @@
-"""The committed benchmark results files and the README tables generated from them (no benchmark is run)."""
+"""The committed benchmark results files and the README tables generated from them (no
+benchmark is run)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,7 +18,9 @@ def _load_render():
     saved = sys.dont_write_bytecode
     sys.dont_write_bytecode = True  # no __pycache__ in benchmarks/
     try:
-        spec = importlib.util.spec_from_file_location("benchmarks_render", BENCHMARKS / "render.py")
+        spec = importlib.util.spec_from_file_location(
+            "benchmarks_render", BENCHMARKS / "render.py"
+        )
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     finally:
@@ -36,7 +40,8 @@ def test_readme_section_is_what_the_results_files_give(results):
     text = (BENCHMARKS / "README.md").read_text(encoding="utf-8")
     assert text.count(render.BEGIN) == 1 and text.count(render.END) == 1
     assert render.generated_section(text) == render.render(results), (
-        "benchmarks/README.md is out of date: run .venv/bin/python benchmarks/render.py")
+        "benchmarks/README.md is out of date: run .venv/bin/python benchmarks/render.py"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(render.DOCUMENTED_KEYS))
@@ -76,7 +81,12 @@ def test_sparse_has_the_figures_chapter_15_reads(results):
     for n in ("100000", "200000"):
         ragbook = sizes[n]["systems"]["ragbook"]
         assert sizes[n]["documents"] == int(n)
-        for key in ("build_s", "queries_per_s_k10", "index_arrays_mib", "peak_build_mib"):
+        for key in (
+            "build_s",
+            "queries_per_s_k10",
+            "index_arrays_mib",
+            "peak_build_mib",
+        ):
             assert isinstance(ragbook[key], float) and ragbook[key] > 0, (n, key)
         # a ratio is ragbook's figure over bm25s's, from the same run
         bm25s = sizes[n]["systems"]["bm25s"]

@@ -1,10 +1,12 @@
 """A module's docstrings name only chapters that use the module.
 
-Every "chapter N", "Chapter N" or "chapters N, M and K" in a docstring of ragbook/X.py (the module's own,
-and those of its functions, classes and methods) must name a chapter whose source, chapters/NN_*.md,
-imports or mentions ``ragbook.X`` or shows the source of one of its objects with ``show_source``. A chapter
-that runs ``python -m ragbook`` uses the command-line modules, ``ragbook.__main__`` and ``ragbook.cli``.
+Every "chapter N", "Chapter N" or "chapters N, M and K" in a docstring of ragbook/X.py
+(the module's own, and those of its functions, classes and methods) must name a chapter
+whose source, chapters/NN_*.md, imports or mentions ``ragbook.X`` or shows the source of
+one of its objects with ``show_source``. A chapter that runs ``python -m ragbook`` uses
+the command-line modules, ``ragbook.__main__`` and ``ragbook.cli``.
 """
+
 import ast
 import importlib
 import inspect
@@ -19,12 +21,19 @@ CHAPTERS = ROOT / "chapters"
 
 # "chapter 9", "Chapter 3", "chapters 6 and 7", "chapters 3, 4 and 9"
 REFERENCE = re.compile(r"\b[Cc]hapters?\s+(\d+(?:(?:\s*,\s*|\s+and\s+)\d+)*)")
-IMPORT_FROM = re.compile(r"^\s*from\s+ragbook(?:\.(\w+))?\s+import\s+\(?([^)\n]*(?:\n[^)\n]*)*?)\)?\s*$", re.M)
+IMPORT_FROM = re.compile(
+    r"^\s*from\s+ragbook(?:\.(\w+))?\s+import\s+\(?([^)\n]*(?:\n[^)\n]*)*?)\)?\s*$",
+    re.M,
+)
 SHOW_SOURCE = re.compile(r"show_source\(\s*([A-Za-z_][\w.]*)\s*\)")
 
 
 def chapter_numbers(text: str) -> list[int]:
-    return [int(n) for match in REFERENCE.finditer(text) for n in re.findall(r"\d+", match.group(1))]
+    return [
+        int(n)
+        for match in REFERENCE.finditer(text)
+        for n in re.findall(r"\d+", match.group(1))
+    ]
 
 
 def test_reference_pattern_reads_every_form():
@@ -34,11 +43,14 @@ def test_reference_pattern_reads_every_form():
 
 
 def docstrings(path: Path) -> list[tuple[str, str]]:
-    """(where, docstring) for the module and every function, class and method defined in it."""
+    """(where, docstring) for the module and every function, class and method defined in
+    it."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(
+            node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        ):
             doc = ast.get_docstring(node, clean=False)
             if doc:
                 found.append((getattr(node, "name", "module docstring"), doc))
@@ -53,7 +65,8 @@ def chapter_files() -> dict[int, Path]:
 
 
 def modules_used(source: str) -> set[str]:
-    """Names X of the ragbook modules a chapter imports, mentions as ragbook.X, or shows objects of."""
+    """Names X of the ragbook modules a chapter imports, mentions as ragbook.X, or shows
+    objects of."""
     used = set(re.findall(r"\bragbook\.(\w+)\b", source))
     if re.search(r"python -m ragbook\b", source):
         used |= {"__main__", "cli"}
@@ -84,7 +97,10 @@ def modules_used(source: str) -> set[str]:
     return used
 
 
-USES = {number: modules_used(path.read_text(encoding="utf-8")) for number, path in chapter_files().items()}
+USES = {
+    number: modules_used(path.read_text(encoding="utf-8"))
+    for number, path in chapter_files().items()
+}
 
 
 def test_chapters_are_found_and_use_ragbook():
@@ -103,5 +119,7 @@ def test_docstrings_name_chapters_that_use_the_module(path):
                 wrong.append(f"{where}: chapter {number} does not exist")
             elif module not in USES[number]:
                 name = chapter_files()[number].name
-                wrong.append(f"{where}: chapter {number} ({name}) does not use ragbook.{module}")
+                wrong.append(
+                    f"{where}: chapter {number} ({name}) does not use ragbook.{module}"
+                )
     assert not wrong, f"ragbook/{path.name}:\n  " + "\n  ".join(wrong)

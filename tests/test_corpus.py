@@ -1,4 +1,6 @@
-"""Integrity of the bundled corpus and its labelled questions; the pitfall facts the book relies on."""
+"""Integrity of the bundled corpus and its labelled questions; the pitfall facts the
+book relies on."""
+
 import json
 import re
 from importlib import resources
@@ -8,7 +10,9 @@ from ragbook.labels import load_questions
 from ragbook.text import analyze, contains_phrase, split_sentences
 
 DOCS = {d.id: d for d in load_corpus()}
-RAW = json.loads((resources.files("ragbook") / "data" / "questions.json").read_text(encoding="utf-8"))["questions"]
+RAW = json.loads(
+    (resources.files("ragbook") / "data" / "questions.json").read_text(encoding="utf-8")
+)["questions"]
 QUESTIONS = load_questions(DOCS.values())
 
 
@@ -28,7 +32,9 @@ def test_ten_articles_each_long_with_a_lead_and_six_sections():
     assert list(DOCS) == list(CORPUS_ORDER)
     for document in DOCS.values():
         assert document.text.startswith(f"# {document.title}\n")
-        assert document.lead.heading == "" and words(document.lead.text) >= 60, document.id
+        assert document.lead.heading == "" and words(document.lead.text) >= 60, (
+            document.id
+        )
         assert len(document.sections) - 1 >= 6, document.id
         assert body_words(document) >= 1500, document.id
     assert sum(body_words(d) for d in DOCS.values()) >= 25000
@@ -56,7 +62,10 @@ def test_every_span_occurs_verbatim_once_in_its_article():
     for r in RAW:
         for piece in r["evidence"]:
             for span in piece:
-                assert DOCS[span["doc"]].text.count(span["text"]) == 1, (r["id"], span["text"])
+                assert DOCS[span["doc"]].text.count(span["text"]) == 1, (
+                    r["id"],
+                    span["text"],
+                )
                 assert "\n" not in span["text"], r["id"]
 
 
@@ -65,10 +74,16 @@ def test_every_answer_follows_from_its_spans():
         if not q.answerable:
             assert q.answer == "" and q.evidence == ()
             continue
-        span_terms = {t for piece in q.evidence for span in piece.spans for t in analyze(span.text)}
+        span_terms = {
+            t
+            for piece in q.evidence
+            for span in piece.spans
+            for t in analyze(span.text)
+        }
         missing = [t for t in analyze(q.answer) if t not in span_terms]
         assert not missing, (q.id, missing)
-        # and every piece of evidence is needed by a different document or fact: no empty pieces
+        # and every piece of evidence is needed by a different document or fact: no
+        # empty pieces
         assert all(piece.spans for piece in q.evidence)
 
 
@@ -78,14 +93,16 @@ def test_unanswerable_questions_have_no_span_and_ask_on_topic():
             assert not q.evidence and q.text.endswith("?")
 
 
-# ---- the pitfall facts, stated the way the book needs them --------------------------------------------
+# ---- the pitfall facts, stated the way the book needs them ---------------------------
 def test_mercury_orbit_sentence_does_not_name_the_planet():
     hits = [s for s in sentences("mercury") if "87.969" in s]
     assert hits and all(not contains_phrase(s, "Mercury") for s in hits)
 
 
 def test_resonance_found_by_radar_in_1965_without_naming_mercury():
-    hits = [s for s in sentences("mercury") if "3:2" in s and "1965" in s and "adar" in s]
+    hits = [
+        s for s in sentences("mercury") if "3:2" in s and "1965" in s and "adar" in s
+    ]
     assert hits and all(not contains_phrase(s, "Mercury") for s in hits)
 
 
@@ -97,11 +114,16 @@ def test_mercury_solar_day_and_pluto_rotation():
 def test_venus_year_is_never_called_a_year():
     hits = [s for s in sentences("venus") if "224.7" in s]
     assert len(hits) >= 2
-    assert all(not contains_phrase(s, "year") and not contains_phrase(s, "years") for s in hits)
+    assert all(
+        not contains_phrase(s, "year") and not contains_phrase(s, "years") for s in hits
+    )
 
 
 def test_titan_temperature_measured_but_not_stated():
-    assert any("Pioneer 11" in s and "temperature" in s and "Titan" in s for s in sentences("saturn"))
+    assert any(
+        "Pioneer 11" in s and "temperature" in s and "Titan" in s
+        for s in sentences("saturn")
+    )
     temperature = re.compile(r"°|kelvin|\d\s?K\b|degrees", re.IGNORECASE)
     for doc_id in DOCS:
         for s in sentences(doc_id):
@@ -111,7 +133,10 @@ def test_titan_temperature_measured_but_not_stated():
 
 def test_neptune_disagrees_with_itself():
     text = DOCS["neptune"].text
-    assert "164.8 years" in DOCS["neptune"].lead.text and "164.79" not in DOCS["neptune"].lead.text
+    assert (
+        "164.8 years" in DOCS["neptune"].lead.text
+        and "164.79" not in DOCS["neptune"].lead.text
+    )
     assert "164.79" in text and "580 m/s" in DOCS["neptune"].lead.text
     assert any("almost 600 m/s" in s for s in sentences("neptune"))
 
@@ -120,7 +145,9 @@ def test_discoverers_and_age():
     assert any("Lassell" in s and "Triton" in s for s in sentences("neptune"))
     assert any("Herschel" in s and "1781" in s for s in sentences("uranus"))
     hits = [s for s in sentences("ceres") if "4.56 billion years" in s]
-    assert hits and all(not contains_phrase(s, "old") and not contains_phrase(s, "age") for s in hits)
+    assert hits and all(
+        not contains_phrase(s, "old") and not contains_phrase(s, "age") for s in hits
+    )
 
 
 def test_labels_name_each_required_question():

@@ -1,9 +1,13 @@
 """Documents and sections read from Markdown: ranges, the lead, and clear errors."""
+
 import pytest
 
 from ragbook.documents import parse_markdown, read_folder, read_markdown
 
-TEXT = "# Mars\n\nThe red planet.\nIt has two moons.\n\n## Orbit\n\nIt takes 687 days.\n\n## Moons\nPhobos and Deimos.\n"
+TEXT = (
+    "# Mars\n\nThe red planet.\nIt has two moons.\n\n## Orbit\n\nIt takes 687 "
+    "days.\n\n## Moons\nPhobos and Deimos.\n"
+)
 
 
 def test_title_lead_and_sections_with_ranges():
@@ -11,7 +15,10 @@ def test_title_lead_and_sections_with_ranges():
     assert doc.id == "mars" and doc.title == "Mars"
     assert [s.heading for s in doc.sections] == ["", "Orbit", "Moons"]
     assert doc.lead.text == "The red planet.\nIt has two moons."
-    assert [s.text for s in doc.sections[1:]] == ["It takes 687 days.", "Phobos and Deimos."]
+    assert [s.text for s in doc.sections[1:]] == [
+        "It takes 687 days.",
+        "Phobos and Deimos.",
+    ]
     for s in doc.sections:
         assert TEXT[s.start : s.end] == s.text and s.doc_id == "mars"
     assert doc.section_at(TEXT.index("687")).heading == "Orbit"

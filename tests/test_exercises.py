@@ -1,4 +1,6 @@
-"""The graded-exercise mechanism: right answers pass, wrong ones are named with expected vs got."""
+"""The graded-exercise mechanism: right answers pass, wrong ones are named with expected
+vs got."""
+
 import math
 
 import pytest
@@ -36,7 +38,10 @@ def test_forgetting_the_temperature_is_reported_with_expected_and_got():
     assert not verdict
     report = repr(verdict)
     assert "the same logits at T = 0.5" in report
-    assert "expected [0.761905, 0.190476, 0.047619], got [0.571429, 0.285714, 0.142857]" in report
+    assert (
+        "expected [0.761905, 0.190476, 0.047619], got [0.571429, 0.285714, 0.142857]"
+        in report
+    )
     assert "no_temperature" not in report  # the verdict shows cases, never code
 
 
@@ -46,14 +51,23 @@ def test_overflow_and_missing_validation_are_reported():
         return [x / sum(w) for x in w]
 
     report = repr(check("softmax-temperature", naive))
-    assert "large logits must not overflow" in report and "raised OverflowError" in report
-    assert "T = 0 is not a temperature" in report and "raised ZeroDivisionError" in report
-    assert "a negative temperature is refused" in report and "should raises ValueError" in report
+    assert (
+        "large logits must not overflow" in report and "raised OverflowError" in report
+    )
+    assert (
+        "T = 0 is not a temperature" in report and "raised ZeroDivisionError" in report
+    )
+    assert (
+        "a negative temperature is refused" in report
+        and "should raises ValueError" in report
+    )
 
 
 def test_wrong_types_fail_cleanly():
     verdict = check("end-to-end-accuracy", lambda r, a, b: "0.785")
-    assert verdict.passed == 0  # wrong type in the four value cases, no refusal in the other two
+    assert (
+        verdict.passed == 0
+    )  # wrong type in the four value cases, no refusal in the other two
     assert "expected 0.785, got '0.785'" in repr(verdict)
 
 
@@ -82,15 +96,23 @@ def test_chapter_4_checkers_accept_independent_solutions_and_reject_off_by_one()
 
     assert check("chunk-count", chunks_needed)
     assert check("cut-probability", cut_prob)
-    floor_instead = repr(check("chunk-count", lambda n, s, o: 1 if n <= s else (n - s) // (s - o) + 1 if o < s else 0))
+    floor_instead = repr(
+        check(
+            "chunk-count",
+            lambda n, s, o: 1 if n <= s else (n - s) // (s - o) + 1 if o < s else 0,
+        )
+    )
     assert "expected 7, got 6" in floor_instead
-    no_minus_one = repr(check("cut-probability", lambda L, W, o: min(1, max(0, L - o) / (W - o))))
+    no_minus_one = repr(
+        check("cut-probability", lambda L, W, o: min(1, max(0, L - o) / (W - o)))
+    )
     assert "a one-word span is never cut" in no_minus_one
 
 
 def test_chapter_3_span_containment_accepts_a_correct_rule_and_names_the_strict_one():
     def contains(chunk_start, chunk_end, span_start, span_end):
-        # an independent solution for non-empty spans: the span's characters are a subset of the chunk's
+        # an independent solution for non-empty spans: the span's characters are a
+        # subset of the chunk's
         if chunk_end < chunk_start or span_end < span_start:
             raise ValueError("a range's end must not come before its start")
         return set(range(span_start, span_end)) <= set(range(chunk_start, chunk_end))
@@ -109,7 +131,9 @@ def test_chapter_3_span_containment_accepts_a_correct_rule_and_names_the_strict_
     assert "equal ranges: the chunk is exactly the span" in report
     assert "contains(10, 20, 10, 20) expected True, got False" in report
 
-    unchecked = repr(check("span-containment", lambda cs, ce, ss, se: cs <= ss and se <= ce))
+    unchecked = repr(
+        check("span-containment", lambda cs, ce, ss, se: cs <= ss and se <= ce)
+    )
     assert "a chunk whose end comes before its start is refused" in unchecked
     assert "should raises ValueError" in unchecked
 
@@ -118,7 +142,9 @@ def test_bm25_term_checker():
     def bm25_term(f, n, N, length, average_length, k1=1.5, b=0.75):
         if not 0 <= n <= N or not 0 <= b <= 1:
             raise ValueError("out of range")
-        idf = math.log((N + 1) / (n + 0.5))  # the same as ln(1 + (N - n + 0.5)/(n + 0.5))
+        idf = math.log(
+            (N + 1) / (n + 0.5)
+        )  # the same as ln(1 + (N - n + 0.5)/(n + 0.5))
         return idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average_length))
 
     assert check("bm25-term", bm25_term)
@@ -126,10 +152,17 @@ def test_bm25_term_checker():
     def classic_idf(f, n, N, length, average_length, k1=1.5, b=0.75):
         if not 0 <= n <= N or not 0 <= b <= 1:
             raise ValueError("out of range")
-        return math.log((N - n + 0.5) / (n + 0.5)) * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average_length))
+        return (
+            math.log((N - n + 0.5) / (n + 0.5))
+            * f
+            * (k1 + 1)
+            / (f + k1 * (1 - b + b * length / average_length))
+        )
 
     report = repr(check("bm25-term", classic_idf))
-    assert "case 1 (moons in d1 of the worked example)" in report and "got 0\n" in report
+    assert (
+        "case 1 (moons in d1 of the worked example)" in report and "got 0\n" in report
+    )
 
 
 def test_ndcg_checker_catches_the_ideal_from_the_retrieved_list():
@@ -137,7 +170,10 @@ def test_ndcg_checker_catches_the_ideal_from_the_retrieved_list():
         if k < 1:
             raise ValueError("k must be at least 1")
         dcg = sum(gains.get(d, 0) / math.log2(r + 2) for r, d in enumerate(ranking[:k]))
-        ideal = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(gains.values(), reverse=True)[:k]))
+        ideal = sum(
+            g / math.log2(r + 2)
+            for r, g in enumerate(sorted(gains.values(), reverse=True)[:k])
+        )
         return dcg / ideal if ideal else 0.0
 
     assert check("ndcg-at-k", ndcg)
@@ -147,7 +183,9 @@ def test_ndcg_checker_catches_the_ideal_from_the_retrieved_list():
             raise ValueError("k must be at least 1")
         got = [gains.get(d, 0) for d in ranking[:k]]
         dcg = sum(g / math.log2(r + 2) for r, g in enumerate(got))
-        ideal = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(got, reverse=True)))
+        ideal = sum(
+            g / math.log2(r + 2) for r, g in enumerate(sorted(got, reverse=True))
+        )
         return dcg / ideal if ideal else 0.0
 
     report = repr(check("ndcg-at-k", ideal_of_retrieved))
@@ -156,7 +194,8 @@ def test_ndcg_checker_catches_the_ideal_from_the_retrieved_list():
 
 def test_ivf_lists_checker():
     def best_lists(n, probes):
-        # an independent solution: the minimum of L + p n / L found by its defining property
+        # an independent solution: the minimum of L + p n / L found by its defining
+        # property
         if n < 1 or probes < 1:
             raise ValueError("n and probes must be at least 1")
         lists = (probes * n) ** 0.5
@@ -171,7 +210,10 @@ def test_ivf_lists_checker():
         return (probes * n) ** 0.5, (probes * n) ** 0.5
 
     report = repr(check("ivf-lists", no_factor_two))
-    assert "a perfect square: n = 10,000, p = 4" in report and "expected (200, 400), got (200, 200)" in report
+    assert (
+        "a perfect square: n = 10,000, p = 4" in report
+        and "expected (200, 400), got (200, 200)" in report
+    )
 
     def n_over_p(n, probes):
         if n < 1 or probes < 1:
@@ -179,11 +221,21 @@ def test_ivf_lists_checker():
         return (n / probes) ** 0.5, 2 * (n / probes) ** 0.5
 
     report = repr(check("ivf-lists", n_over_p))
-    assert "case 1 (n = 100,000, p = 8: L* = sqrt(800,000))" in report and "got (111.803, 223.607)" in report
-    assert "one probe: n = 10,000, p = 1" not in report  # with p = 1 the two formulas agree
+    assert (
+        "case 1 (n = 100,000, p = 8: L* = sqrt(800,000))" in report
+        and "got (111.803, 223.607)" in report
+    )
+    assert (
+        "one probe: n = 10,000, p = 1" not in report
+    )  # with p = 1 the two formulas agree
 
-    unchecked = repr(check("ivf-lists", lambda n, p: ((p * n) ** 0.5, 2 * (p * n) ** 0.5)))
-    assert "zero probes are refused" in unchecked and "should raises ValueError" in unchecked
+    unchecked = repr(
+        check("ivf-lists", lambda n, p: ((p * n) ** 0.5, 2 * (p * n) ** 0.5))
+    )
+    assert (
+        "zero probes are refused" in unchecked
+        and "should raises ValueError" in unchecked
+    )
 
 
 def test_rrf_checker():
@@ -229,7 +281,10 @@ def test_rank_r_error_checker():
         return sum(v * v for v in values[r:])
 
     report = repr(check("rank-r-error", no_square_root))
-    assert "case 1 ([4, 3], r = 1: the 3 is discarded)" in report and "expected 3, got 9" in report
+    assert (
+        "case 1 ([4, 3], r = 1: the 3 is discarded)" in report
+        and "expected 3, got 9" in report
+    )
 
     def kept_instead_of_discarded(singular_values, r):
         values = sorted(singular_values, reverse=True)
@@ -238,7 +293,10 @@ def test_rank_r_error_checker():
         return math.sqrt(sum(v * v for v in values[:r]))
 
     report = repr(check("rank-r-error", kept_instead_of_discarded))
-    assert "[10, 6, 3, 2], r = 1: sqrt(36 + 9 + 4)" in report and "expected 7, got 10" in report
+    assert (
+        "[10, 6, 3, 2], r = 1: sqrt(36 + 9 + 4)" in report
+        and "expected 7, got 10" in report
+    )
 
     def unsorted(singular_values, r):
         values = list(singular_values)
@@ -247,7 +305,11 @@ def test_rank_r_error_checker():
         return math.sqrt(sum(v * v for v in values[r:]))
 
     verdict = check("rank-r-error", unsorted)
-    assert verdict.passed == 7 and "unsorted [5, 3, 4], r = 2" in repr(verdict) and "got 4" in repr(verdict)
+    assert (
+        verdict.passed == 7
+        and "unsorted [5, 3, 4], r = 2" in repr(verdict)
+        and "got 4" in repr(verdict)
+    )
 
 
 def test_dense_cosine_checker():
@@ -271,7 +333,8 @@ def test_dense_cosine_checker():
     assert verdict and verdict.passed == verdict.total == 8
 
     def chunk_length_only(query, vectors):
-        # divides by the chunk's length but forgets the query's: right only for a unit query
+        # divides by the chunk's length but forgets the query's: right only for a unit
+        # query
         out = []
         for v in vectors:
             if len(v) != len(query) or math.hypot(*v) == 0 or math.hypot(*query) == 0:
@@ -281,15 +344,25 @@ def test_dense_cosine_checker():
 
     report = repr(check("dense-cosine", chunk_length_only))
     assert "the worked example" not in report  # the example's query has unit length
-    assert "a query of length 5 must be divided by its length" in report and "expected [0.96, 1], got [4.8, 5]" in report
+    assert (
+        "a query of length 5 must be divided by its length" in report
+        and "expected [0.96, 1], got [4.8, 5]" in report
+    )
 
     def zip_silently(query, vectors):
-        # zip truncates: a 3-D vector against a 2-D query gives a number instead of an error
-        return [sum(a * b for a, b in zip(query, v)) / (math.hypot(*query) * math.hypot(*v[: len(query)]))
-                for v in vectors]
+        # zip truncates: a 3-D vector against a 2-D query gives a number instead of an
+        # error
+        return [
+            sum(a * b for a, b in zip(query, v))
+            / (math.hypot(*query) * math.hypot(*v[: len(query)]))
+            for v in vectors
+        ]
 
     report = repr(check("dense-cosine", zip_silently))
-    assert "a vector of another dimension is refused" in report and "should raises ValueError" in report
+    assert (
+        "a vector of another dimension is refused" in report
+        and "should raises ValueError" in report
+    )
 
 
 def test_evidence_budget_checker():
@@ -310,22 +383,31 @@ def test_evidence_budget_checker():
         return left
 
     report = repr(check("evidence-budget", no_negative_check))
-    assert "a negative question length is refused" in report and "should raises ValueError" in report
+    assert (
+        "a negative question length is refused" in report
+        and "should raises ValueError" in report
+    )
     assert "over-committed" not in report
 
     forgot_margin = repr(check("evidence-budget", lambda c, i, q, o, m: c - i - q - o))
-    assert "the reference example" in forgot_margin and "expected 2400, got 2500" in forgot_margin
+    assert (
+        "the reference example" in forgot_margin
+        and "expected 2400, got 2500" in forgot_margin
+    )
 
 
 def test_support_checker_counts_repeats():
     from collections import Counter
 
     def support(claim_terms, source_terms):
-        # an independent solution: count the claim's terms by kind, keep the counts of those the source has
+        # an independent solution: count the claim's terms by kind, keep the counts of
+        # those the source has
         if len(claim_terms) == 0:
             raise ValueError("empty claim")
         counts = Counter(claim_terms)
-        return sum(n for term, n in counts.items() if term in set(source_terms)) / sum(counts.values())
+        return sum(n for term, n in counts.items() if term in set(source_terms)) / sum(
+            counts.values()
+        )
 
     verdict = check("support", support)
     assert verdict and verdict.passed == verdict.total == 9
@@ -336,11 +418,21 @@ def test_support_checker_counts_repeats():
         return len(set(claim_terms) & set(source_terms)) / len(set(claim_terms))
 
     report = repr(check("support", distinct_terms))
-    assert "repeats in the claim count: titan twice of 3 terms" in report and "expected 0.666667, got 0.5" in report
-    assert "seed 004's second claim" not in report  # with no repeated claim term the two agree
+    assert (
+        "repeats in the claim count: titan twice of 3 terms" in report
+        and "expected 0.666667, got 0.5" in report
+    )
+    assert (
+        "seed 004's second claim" not in report
+    )  # with no repeated claim term the two agree
 
-    report = repr(check("support", lambda c, s: sum(t in s for t in c) / len(c) if c else 0.0))
-    assert "a claim with no terms is refused" in report and "should raises ValueError" in report
+    report = repr(
+        check("support", lambda c, s: sum(t in s for t in c) / len(c) if c else 0.0)
+    )
+    assert (
+        "a claim with no terms is refused" in report
+        and "should raises ValueError" in report
+    )
 
 
 def test_rag_token_checker():
@@ -359,14 +451,23 @@ def test_rag_token_checker():
     assert verdict and verdict.passed == verdict.total == 9
 
     def rag_sequence_instead(prior, rows):
-        if abs(sum(prior) - 1) > 1e-9 or len(rows) != len(prior) or any(a > 1 for row in rows for a in row):
+        if (
+            abs(sum(prior) - 1) > 1e-9
+            or len(rows) != len(prior)
+            or any(a > 1 for row in rows for a in row)
+        ):
             raise ValueError("bad input")
         return sum(p * math.prod(row) for p, row in zip(prior, rows))
 
     report = repr(check("rag-token", rag_sequence_instead))
     assert "the worked example" in report and "got 0.235" in report
-    assert "each token from its own chunk: 0.55 x 0.55" in report and "expected 0.3025, got 0.1" in report
-    assert "one chunk" not in report and "one token" not in report  # the two models agree there
+    assert (
+        "each token from its own chunk: 0.55 x 0.55" in report
+        and "expected 0.3025, got 0.1" in report
+    )
+    assert (
+        "one chunk" not in report and "one token" not in report
+    )  # the two models agree there
 
 
 def test_composition_from_outcomes_checker():
@@ -392,20 +493,35 @@ def test_composition_from_outcomes_checker():
         if not outcomes:
             raise ValueError("no outcomes")
         n = len(outcomes)
-        return (sum(e for e, _ in outcomes) / n, sum(e and c for e, c in outcomes) / n,
-                sum(c and not e for e, c in outcomes) / n, sum(c for _, c in outcomes) / n)
+        return (
+            sum(e for e, _ in outcomes) / n,
+            sum(e and c for e, c in outcomes) / n,
+            sum(c and not e for e, c in outcomes) / n,
+            sum(c for _, c in outcomes) / n,
+        )
 
     report = repr(check("composition-from-outcomes", joint))
-    assert "three of four with evidence, two of those right" in report and "expected (0.75, 0.666667, 0, 0.5)" in report
-    assert "one question, right with its evidence" not in report  # with r = 1 and one question they agree
+    assert (
+        "three of four with evidence, two of those right" in report
+        and "expected (0.75, 0.666667, 0, 0.5)" in report
+    )
+    assert (
+        "one question, right with its evidence" not in report
+    )  # with r = 1 and one question they agree
 
-    unchecked = repr(check("composition-from-outcomes", lambda o: compose(o) if o else (0, 0, 0, 0)))
-    assert "an empty list is refused" in unchecked and "should raises ValueError" in unchecked
+    unchecked = repr(
+        check("composition-from-outcomes", lambda o: compose(o) if o else (0, 0, 0, 0))
+    )
+    assert (
+        "an empty list is refused" in unchecked
+        and "should raises ValueError" in unchecked
+    )
 
 
 def test_coverage_checker():
     def coverage(question_terms, sentence_terms, idf, needs_number):
-        # an independent solution: distinct terms by set, the number test by a regular expression
+        # an independent solution: distinct terms by set, the number test by a regular
+        # expression
         import re
 
         terms = set(question_terms)
@@ -414,7 +530,11 @@ def test_coverage_checker():
         total = math.fsum(idf[t] for t in terms)
         covered = math.fsum(idf[t] for t in terms & set(sentence_terms))
         value = covered / total if total else 0.0
-        return value - 0.5 if needs_number and not re.search(r"\d", " ".join(sentence_terms)) else value
+        return (
+            value - 0.5
+            if needs_number and not re.search(r"\d", " ".join(sentence_terms))
+            else value
+        )
 
     verdict = check("coverage", coverage)
     assert verdict and verdict.passed == verdict.total == 9
@@ -422,27 +542,42 @@ def test_coverage_checker():
     def counts_repeats(question_terms, sentence_terms, idf, needs_number):
         if any(w < 0 for w in idf.values()):
             raise ValueError("negative weight")
-        value = sum(idf[t] for t in question_terms if t in sentence_terms) / sum(idf[t] for t in question_terms)
-        return value - 0.5 if needs_number and not any(c.isdigit() for t in sentence_terms for c in t) else value
+        value = sum(idf[t] for t in question_terms if t in sentence_terms) / sum(
+            idf[t] for t in question_terms
+        )
+        return (
+            value - 0.5
+            if needs_number and not any(c.isdigit() for t in sentence_terms for c in t)
+            else value
+        )
 
     report = repr(check("coverage", counts_repeats))
-    assert "a repeated question term counts once" in report and "d1 of the worked example" not in report
+    assert (
+        "a repeated question term counts once" in report
+        and "d1 of the worked example" not in report
+    )
 
     def no_penalty(question_terms, sentence_terms, idf, needs_number):
         if any(w < 0 for w in idf.values()):
             raise ValueError("negative weight")
         terms = set(question_terms)
-        return sum(idf[t] for t in terms & set(sentence_terms)) / sum(idf[t] for t in terms)
+        return sum(idf[t] for t in terms & set(sentence_terms)) / sum(
+            idf[t] for t in terms
+        )
 
     report = repr(check("coverage", no_penalty))
-    assert "a number question meets a sentence without a number" in report and "expected 0, got 0.5" in report
+    assert (
+        "a number question meets a sentence without a number" in report
+        and "expected 0, got 0.5" in report
+    )
 
 
 def test_visible_chunks_checker():
     levels = {"public", "staff", "finance"}
 
     def visible_chunks(chunk_docs, doc_access, user_levels):
-        # an independent solution: look each chunk's document up, refuse what cannot be decided
+        # an independent solution: look each chunk's document up, refuse what cannot be
+        # decided
         if not set(doc_access.values()) <= levels:
             raise ValueError("unknown access level")
         result = []
@@ -456,11 +591,15 @@ def test_visible_chunks_checker():
     assert check("visible-chunks", visible_chunks)
 
     def public_always(chunk_docs, doc_access, user_levels):
-        # a typical mistake: everyone may read public documents, whatever levels they hold
+        # a typical mistake: everyone may read public documents, whatever levels they
+        # hold
         return visible_chunks(chunk_docs, doc_access, set(user_levels) | {"public"})
 
     report = repr(check("visible-chunks", public_always))
-    assert "staff alone does not imply public" in report and "expected [0, 2], got [0, 1, 2]" in report
+    assert (
+        "staff alone does not imply public" in report
+        and "expected [0, 2], got [0, 1, 2]" in report
+    )
     assert "a user without levels reads nothing" in report
 
     def fail_open(chunk_docs, doc_access, user_levels):
@@ -468,4 +607,20 @@ def test_visible_chunks_checker():
         return [i for i, d in enumerate(chunk_docs) if doc_access.get(d) in user_levels]
 
     report = repr(check("visible-chunks", fail_open))
-    assert "has no access level is refused" in report and "should raises ValueError" in report
+    assert (
+        "has no access level is refused" in report
+        and "should raises ValueError" in report
+    )
+
+
+def test_a_verdict_prints_and_displays_wrapped_to_the_book_width():
+    from ragbook.show import WIDTH
+
+    verdict = check("softmax-temperature", lambda logits, t: [1.0] * len(logits))
+    report, shown = repr(verdict), str(verdict)
+    assert any(len(line) > WIDTH for line in report.split("\n"))  # a long failure
+    assert all(len(line) <= WIDTH for line in shown.split("\n"))
+    assert shown.split() == report.split()
+    pretty = []
+    verdict._repr_pretty_(type("Printer", (), {"text": pretty.append})(), False)
+    assert pretty == [shown]

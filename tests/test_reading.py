@@ -1,4 +1,6 @@
-"""Reading a paraphrase: the glossary, the semantic reader and the on-disk vector cache (chapter 14)."""
+"""Reading a paraphrase: the glossary, the semantic reader and the on-disk vector cache
+(chapter 14)."""
+
 import io
 import re
 
@@ -16,24 +18,44 @@ from ragbook.pipeline import quotes_evidence
 from ragbook.prompts import build_prompt
 
 
-# ---- glossary -----------------------------------------------------------------------------------------
+# ---- glossary ------------------------------------------------------------------------
 def test_glossary_appends_the_definitions_of_the_terms_it_finds():
-    glossary = Glossary({"year": "the time to orbit the Sun once", "day": "noon to noon"})
-    assert glossary("How long is a year on Venus?") == "How long is a year on Venus? (year: the time to orbit the Sun once)"
-    # matched after the analyzer (case folded), each term once, in the order of the question
-    assert glossary("A DAY or a Year? And a day?") == "A DAY or a Year? And a day? (day: noon to noon; year: the time to orbit the Sun once)"
-    assert glossary("Who discovered Triton?") == "Who discovered Triton?"  # nothing to gloss: unchanged
-    assert glossary.terms_in("years and days") == []  # no stemming: "years" is not "year"
+    glossary = Glossary(
+        {"year": "the time to orbit the Sun once", "day": "noon to noon"}
+    )
+    assert (
+        glossary("How long is a year on Venus?")
+        == "How long is a year on Venus? (year: the time to orbit the Sun once)"
+    )
+    # matched after the analyzer (case folded), each term once, in the order of the
+    # question
+    assert (
+        glossary("A DAY or a Year? And a day?")
+        == "A DAY or a Year? And a day? (day: noon to noon; year: the time to orbit "
+        "the Sun once)"
+    )
+    assert (
+        glossary("Who discovered Triton?") == "Who discovered Triton?"
+    )  # nothing to gloss: unchanged
+    assert (
+        glossary.terms_in("years and days") == []
+    )  # no stemming: "years" is not "year"
     assert len(ASTRONOMY) == 3 and "year" in ASTRONOMY.definitions
 
 
-@pytest.mark.parametrize("definitions, message", [
-    ({}, "at least one definition"),
-    ({"the": "an article"}, "one lowercase word"),        # a stopword never reaches the analyzer's output
-    ({"solar day": "noon to noon"}, "one lowercase word"),  # two words
-    ({"Year": "orbit"}, "one lowercase word"),
-    ({"year": "   "}, "is empty"),
-])
+@pytest.mark.parametrize(
+    "definitions, message",
+    [
+        ({}, "at least one definition"),
+        (
+            {"the": "an article"},
+            "one lowercase word",
+        ),  # a stopword never reaches the analyzer's output
+        ({"solar day": "noon to noon"}, "one lowercase word"),  # two words
+        ({"Year": "orbit"}, "one lowercase word"),
+        ({"year": "   "}, "is empty"),
+    ],
+)
 def test_glossary_refuses_what_it_cannot_match(definitions, message):
     with pytest.raises(ValueError, match=message):
         Glossary(definitions)
@@ -44,7 +66,10 @@ def test_glossary_refuses_what_it_cannot_match(definitions, message):
 def test_glossary_from_a_json_file_and_its_errors(tmp_path):
     path = tmp_path / "terms.json"
     path.write_text('{"refund": "money paid back"}', encoding="utf-8")
-    assert Glossary.from_json(path)("When is a refund due?") == "When is a refund due? (refund: money paid back)"
+    assert (
+        Glossary.from_json(path)("When is a refund due?")
+        == "When is a refund due? (refund: money paid back)"
+    )
     with pytest.raises(ValueError, match="cannot read the glossary"):
         Glossary.from_json(tmp_path / "missing.json")
     path.write_text("{not json", encoding="utf-8")
@@ -61,12 +86,30 @@ def test_glossary_from_a_json_file_and_its_errors(tmp_path):
 def test_cli_glossary_file_and_missing_embedder(tmp_path, capsys, monkeypatch):
     notes = tmp_path / "notes"
     notes.mkdir()
-    (notes / "dock.md").write_text("# Dock\n\nThe dock is in bay four.\n", encoding="utf-8")
+    (notes / "dock.md").write_text(
+        "# Dock\n\nThe dock is in bay four.\n", encoding="utf-8"
+    )
     terms = tmp_path / "terms.json"
     terms.write_text('{"dock": "where robots charge"}', encoding="utf-8")
     out = io.StringIO()
-    assert main(["ask", "Where is the dock?", "--documents", str(notes), "--glossary", str(terms),
-                 "--retriever", "bm25", "--reader", "lexical"], out=out) == 0
+    assert (
+        main(
+            [
+                "ask",
+                "Where is the dock?",
+                "--documents",
+                str(notes),
+                "--glossary",
+                str(terms),
+                "--retriever",
+                "bm25",
+                "--reader",
+                "lexical",
+            ],
+            out=out,
+        )
+        == 0
+    )
     assert f"glossary {terms}" in out.getvalue() and "bay four" in out.getvalue()
     assert main(["ask", "x?", "--glossary", str(tmp_path / "nope.json")]) == 2
     assert "cannot read the glossary" in capsys.readouterr().err
@@ -81,12 +124,16 @@ def test_cli_glossary_file_and_missing_embedder(tmp_path, capsys, monkeypatch):
     assert "--retriever bm25 --reader lexical" in capsys.readouterr().err
 
 
-# ---- the semantic reader, with an encoder whose vectors are set by hand ---------------------------------
+# ---- the semantic reader, with an encoder whose vectors are set by hand --------------
 class HandEncoder:
-    """Maps each known text to a fixed unit vector; records what it was asked to encode."""
+    """Maps each known text to a fixed unit vector; records what it was asked to
+    encode."""
 
     def __init__(self, table):
-        self.table = {text: np.asarray(v, dtype=np.float64) / np.linalg.norm(v) for text, v in table.items()}
+        self.table = {
+            text: np.asarray(v, dtype=np.float64) / np.linalg.norm(v)
+            for text, v in table.items()
+        }
         self.seen = []
 
     def encode(self, texts):
@@ -94,18 +141,30 @@ class HandEncoder:
         return np.array([self.table[t] for t in texts])
 
 
-SOURCES = [("Venus, Orbit", "It orbits the Sun every 224.7 days. Its orbit is round."),
-           ("Venus, Rotation", "A solar day lasts 117 days.")]
+SOURCES = [
+    ("Venus, Orbit", "It orbits the Sun every 224.7 days. Its orbit is round."),
+    ("Venus, Rotation", "A solar day lasts 117 days."),
+]
 QUESTION = "How long is a year on Venus?"
 
 
 def hand_encoder(question_text):
-    return HandEncoder({
-        question_text: [1, 0, 0],
-        "Venus, Orbit: It orbits the Sun every 224.7 days.": [3, 4, 0],   # cosine 3/5 = 0.6
-        "Venus, Orbit: Its orbit is round.": [4, 3, 0],                   # 0.8, but no number
-        "Venus, Rotation: A solar day lasts 117 days.": [1, 1, 0],        # 1/sqrt(2) = 0.7071
-    })
+    return HandEncoder(
+        {
+            question_text: [1, 0, 0],
+            "Venus, Orbit: It orbits the Sun every 224.7 days.": [
+                3,
+                4,
+                0,
+            ],  # cosine 3/5 = 0.6
+            "Venus, Orbit: Its orbit is round.": [4, 3, 0],  # 0.8, but no number
+            "Venus, Rotation: A solar day lasts 117 days.": [
+                1,
+                1,
+                0,
+            ],  # 1/sqrt(2) = 0.7071
+        }
+    )
 
 
 def test_semantic_reader_scores_by_cosine_with_the_number_penalty():
@@ -113,28 +172,54 @@ def test_semantic_reader_scores_by_cosine_with_the_number_penalty():
     reader = SemanticExtractiveGenerator(encoder, abstain_below=0.5)
     prompt = build_prompt(QUESTION, SOURCES)
     scored = reader.score(prompt)
-    assert [(s.source, round(s.coverage, 4)) for s in scored] == [(2, 0.7071), (1, 0.6), (1, 0.3)]  # 0.8 - 0.5
+    assert [(s.source, round(s.coverage, 4)) for s in scored] == [
+        (2, 0.7071),
+        (1, 0.6),
+        (1, 0.3),
+    ]  # 0.8 - 0.5
     assert reader(prompt) == "A solar day lasts 117 days [2]."
     # every sentence is embedded behind its source label
-    assert "Venus, Orbit: Its orbit is round." in encoder.seen and "Its orbit is round." not in encoder.seen
+    assert (
+        "Venus, Orbit: Its orbit is round." in encoder.seen
+        and "Its orbit is round." not in encoder.seen
+    )
 
 
 def test_semantic_reader_embeds_the_rewritten_question_and_abstains_below_threshold():
     glossary = Glossary({"year": "one orbit"})
     rewritten = glossary(QUESTION)
     table = hand_encoder(rewritten).table
-    table[rewritten] = np.array([0.6, 0.8, 0.0])  # now closest to the orbit sentence: 0.6*0.6 + 0.8*0.8 = 1.0
+    table[rewritten] = np.array(
+        [0.6, 0.8, 0.0]
+    )  # now closest to the orbit sentence: 0.6*0.6 + 0.8*0.8 = 1.0
     encoder = HandEncoder({})
     encoder.table = table
     reader = SemanticExtractiveGenerator(encoder, abstain_below=0.5, rewrite=glossary)
     prompt = build_prompt(QUESTION, SOURCES)
     assert reader(prompt) == "It orbits the Sun every 224.7 days [1]."
     assert rewritten in encoder.seen and QUESTION not in encoder.seen
-    # the rotation sentence alone: cosine (0.6 + 0.8) / sqrt(2) = 0.98995, just below 0.99
+    # the rotation sentence alone: cosine (0.6 + 0.8) / sqrt(2) = 0.98995, just below
+    # 0.99
     only_rotation = build_prompt(QUESTION, SOURCES[1:])
-    assert SemanticExtractiveGenerator(encoder, abstain_below=0.99, rewrite=glossary)(only_rotation) == ABSTAIN
-    assert SemanticExtractiveGenerator(encoder, abstain_below=0.98, rewrite=glossary)(only_rotation) != ABSTAIN
-    with pytest.raises(ValueError, match=r"abstain_below \(a cosine\) must be a finite number in \[-1, 1\], got 1.5"):
+    assert (
+        SemanticExtractiveGenerator(encoder, abstain_below=0.99, rewrite=glossary)(
+            only_rotation
+        )
+        == ABSTAIN
+    )
+    assert (
+        SemanticExtractiveGenerator(encoder, abstain_below=0.98, rewrite=glossary)(
+            only_rotation
+        )
+        != ABSTAIN
+    )
+    with pytest.raises(
+        ValueError,
+        match=(
+            r"abstain_below \(a cosine\) must be a finite number in \[-1, 1\], "
+            "got 1.5"
+        ),
+    ):
         SemanticExtractiveGenerator(encoder, abstain_below=1.5)
 
 
@@ -148,7 +233,7 @@ def test_semantic_reader_embeds_each_sentence_once():
     assert len(sentences) == 3 and encoder.seen.count(QUESTION) == 2
 
 
-# ---- the on-disk cache --------------------------------------------------------------------------------
+# ---- the on-disk cache ---------------------------------------------------------------
 class CountingEncoder:
     fingerprint = "counting-v1"
     dimension = 2
@@ -172,10 +257,14 @@ def test_cache_computes_once_and_reads_back_the_same_vectors(tmp_path):
     # another order, other texts, another model: other files, never stale vectors
     assert cached.path_for(["bb", "a"]) != cached.path_for(["a", "bb"])
     assert cached.path_for(["a", "b"]) != cached.path_for(["a", "bb"])
-    assert cached.path_for(["ab"]) != cached.path_for(["a", "b"])  # lengths are part of the key
+    assert cached.path_for(["ab"]) != cached.path_for(
+        ["a", "b"]
+    )  # lengths are part of the key
     other = CountingEncoder()
     other.fingerprint = "counting-v2"
-    assert CachedEncoder(other, tmp_path).path_for(["a", "bb"]) != cached.path_for(["a", "bb"])
+    assert CachedEncoder(other, tmp_path).path_for(["a", "bb"]) != cached.path_for(
+        ["a", "bb"]
+    )
     assert len(list(tmp_path.glob("*.npy"))) == 1
 
 
@@ -212,30 +301,58 @@ def test_cache_needs_a_fingerprint_and_leaves_queries_alone(tmp_path, monkeypatc
     assert cache_directory() == tmp_path / "xdg" / "ragbook"
 
 
-# ---- the example question, end to end ---------------------------------------------------------------
+# ---- the example question, end to end ------------------------------------------------
 def test_the_tool_answers_the_example_question_with_its_labelled_evidence():
-    """``ragbook ask "How long is a year on Venus?"`` with the defaults quotes the labelled evidence."""
+    """``ragbook ask "How long is a year on Venus?"`` with the defaults quotes the
+    labelled evidence."""
     out = io.StringIO()
     assert main(["ask", "How long is a year on Venus?"], out=out) == 0
     text = out.getvalue()
     answer = text.splitlines()[0]
-    question = next(q for q in load_questions(load_corpus()) if q.text == "How long is a year on Venus?")
-    assert "224.7" in answer and quotes_evidence(answer, question)  # the labels, written by hand, decide
+    question = next(
+        q
+        for q in load_questions(load_corpus())
+        if q.text == "How long is a year on Venus?"
+    )
+    assert "224.7" in answer and quotes_evidence(
+        answer, question
+    )  # the labels, written by hand, decide
     cited = int(re.search(r"\[(\d+)\]\.?$", answer).group(1))
-    source_line = next(line for line in text.splitlines() if line.strip().startswith(f"[{cited}] score"))
+    source_line = next(
+        line
+        for line in text.splitlines()
+        if line.strip().startswith(f"[{cited}] score")
+    )
     assert "Venus, Orbit and rotation" in source_line
     assert "checks: supported (cites [" in text
 
 
 def test_the_lexical_setup_still_fails_the_example_question():
     out = io.StringIO()
-    assert main(["ask", "How long is a year on Venus?", "--retriever", "bm25", "--reader", "lexical",
-                 "--glossary", "none"], out=out) == 0
+    assert (
+        main(
+            [
+                "ask",
+                "How long is a year on Venus?",
+                "--retriever",
+                "bm25",
+                "--reader",
+                "lexical",
+                "--glossary",
+                "none",
+            ],
+            out=out,
+        )
+        == 0
+    )
     assert "224.7" not in out.getvalue().splitlines()[0]
 
 
 def test_the_glossary_passes_its_graded_exercise():
     from ragbook.exercises import check
 
-    verdict = check("glossary-rewrite", lambda question, definitions: Glossary(definitions)(question))
+    verdict = check(
+        "glossary-rewrite",
+        lambda question, definitions: Glossary(definitions)(question),
+    )
     assert verdict and verdict.total == 9

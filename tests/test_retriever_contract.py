@@ -1,11 +1,14 @@
-"""The retriever contract (ragbook/retrieval.py), the same cases over every retriever of the book.
+"""The retriever contract (ragbook/retrieval.py), the same cases over every retriever of
+the book.
 
-Each retriever must return hits best first with ranks 1..n, at most k of them (all candidates when k is
-larger than the collection), equal scores in chunk-id order, ``allowed`` applied before ranking (the top k
-among the allowed chunks, so never short when enough are allowed), the same hits for the same call, and
-refuse empty or malformed queries and cut-offs. The collection holds two pairs of identical texts, so ties
-are certain, not left to chance.
+Each retriever must return hits best first with ranks 1..n, at most k of them (all
+candidates when k is larger than the collection), equal scores in chunk-id order,
+``allowed`` applied before ranking (the top k among the allowed chunks, so never short
+when enough are allowed), the same hits for the same call, and refuse empty or malformed
+queries and cut-offs. The collection holds two pairs of identical texts, so ties are
+certain, not left to chance.
 """
+
 import functools
 import itertools
 
@@ -32,7 +35,12 @@ TEXTS = [
     "Deimos is the smaller and outer of the two moons of Mars.",
 ]
 DUPLICATES = [(0, 4), (1, 5)]
-QUERIES = ["What moons does Mars have?", "How fast does Phobos orbit?", "Why is Mars red?", "Which planet has rings and moons?"]
+QUERIES = [
+    "What moons does Mars have?",
+    "How fast does Phobos orbit?",
+    "Why is Mars red?",
+    "Which planet has rings and moons?",
+]
 
 
 @functools.lru_cache(maxsize=1)
@@ -49,7 +57,9 @@ def _store():
 
 
 def _constant(query, ids):
-    return np.ones(len(ids))  # every candidate ties: the reranked order must be the ids' order
+    return np.ones(
+        len(ids)
+    )  # every candidate ties: the reranked order must be the ids' order
 
 
 BUILDERS = {
@@ -58,13 +68,17 @@ BUILDERS = {
     "lsa exact": lambda: DenseRetriever(LSA(TEXTS, 3), TEXTS),
     "lsa ivf": lambda: DenseRetriever(LSA(TEXTS, 3), TEXTS, lists=2, probes=1),
     "minilm": _minilm,
-    "hybrid": lambda: HybridRetriever([BM25.from_texts(TEXTS), _minilm()], depth=len(TEXTS)),
-    "reranked": lambda: RerankedRetriever(BM25.from_texts(TEXTS), _constant, depth=len(TEXTS)),
+    "hybrid": lambda: HybridRetriever(
+        [BM25.from_texts(TEXTS), _minilm()], depth=len(TEXTS)
+    ),
+    "reranked": lambda: RerankedRetriever(
+        BM25.from_texts(TEXTS), _constant, depth=len(TEXTS)
+    ),
     "store": _store,
 }
 ON_TEXTS = [name for name in BUILDERS if name != "store"]
-# IVF returns only what its probed lists hold; fusion's scores are rank sums, so a filtered fusion is a
-# fusion of filtered lists, not the full fusion filtered
+# IVF returns only what its probed lists hold; fusion's scores are rank sums, so a
+# filtered fusion is a fusion of filtered lists, not the full fusion filtered
 EVERY_CANDIDATE = [name for name in BUILDERS if name != "lsa ivf"]
 FILTER_IS_RESTRICTION = ["bm25", "tfidf", "lsa exact", "minilm", "store"]
 
@@ -80,13 +94,18 @@ def size(name):
 
 def check_hits(hits, k):
     assert isinstance(hits, list) and len(hits) <= k
-    assert all(type(h) is Hit and type(h.chunk_id) is int and type(h.score) is float for h in hits)
+    assert all(
+        type(h) is Hit and type(h.chunk_id) is int and type(h.score) is float
+        for h in hits
+    )
     assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
     assert len({h.chunk_id for h in hits}) == len(hits)
     for a, b in zip(hits, hits[1:]):
         assert a.score >= b.score
         if a.score == b.score:
-            assert a.chunk_id < b.chunk_id, f"equal scores out of id order: {a} before {b}"
+            assert a.chunk_id < b.chunk_id, (
+                f"equal scores out of id order: {a} before {b}"
+            )
 
 
 @pytest.mark.parametrize("name", BUILDERS)
@@ -111,7 +130,9 @@ def test_identical_texts_tie_and_come_in_id_order(name):
         for low, high in DUPLICATES:
             if low in where and high in where:
                 assert where[low].rank < where[high].rank
-                if name != "hybrid":  # fused rank sums differ by design: the lower id ranks higher in each list
+                # fused rank sums differ by design: the lower id ranks higher in each
+                # list
+                if name != "hybrid":
                     assert where[low].score == where[high].score
 
 
@@ -122,28 +143,50 @@ def test_allowed_is_applied_before_ranking(name):
     for query in QUERIES:
         full = r.search(query, size(name))
         for _ in range(5):
-            allowed = sorted(rng.choice(size(name), size=int(rng.integers(1, size(name) + 1)), replace=False).tolist())
+            allowed = sorted(
+                rng.choice(
+                    size(name), size=int(rng.integers(1, size(name) + 1)), replace=False
+                ).tolist()
+            )
             for k in (1, 3):
                 hits = r.search(query, k, allowed=allowed)
                 check_hits(hits, k)
                 assert {h.chunk_id for h in hits} <= set(allowed)
-                if name in EVERY_CANDIDATE or name == "lsa ivf":  # a filtered dense search is exact
-                    assert len(hits) == min(k, len(allowed))  # a top k filtered afterwards could be short
+                if (
+                    name in EVERY_CANDIDATE or name == "lsa ivf"
+                ):  # a filtered dense search is exact
+                    assert len(hits) == min(
+                        k, len(allowed)
+                    )  # a top k filtered afterwards could be short
                 if name in FILTER_IS_RESTRICTION:
-                    restricted = [h.chunk_id for h in full if h.chunk_id in set(allowed)][:k]
+                    restricted = [
+                        h.chunk_id for h in full if h.chunk_id in set(allowed)
+                    ][:k]
                     assert [h.chunk_id for h in hits] == restricted
         assert r.search(query, 3, allowed=[]) == []
 
 
 @pytest.mark.parametrize("name", BUILDERS)
-@pytest.mark.parametrize("query, error", [("", ValueError), ("   ", ValueError), (None, TypeError), (42, TypeError)])
+@pytest.mark.parametrize(
+    "query, error",
+    [("", ValueError), ("   ", ValueError), (None, TypeError), (42, TypeError)],
+)
 def test_empty_and_malformed_queries_are_refused(name, query, error):
     with pytest.raises(error, match="query"):
         retriever(name).search(query, 3)
 
 
 @pytest.mark.parametrize("name", BUILDERS)
-@pytest.mark.parametrize("k, error", [(0, ValueError), (-2, ValueError), ("3", TypeError), (2.5, TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "k, error",
+    [
+        (0, ValueError),
+        (-2, ValueError),
+        ("3", TypeError),
+        (2.5, TypeError),
+        (True, TypeError),
+    ],
+)
 def test_bad_cutoffs_are_refused(name, k, error):
     with pytest.raises(error, match="k"):
         retriever(name).search(QUERIES[0], k)
@@ -151,4 +194,6 @@ def test_bad_cutoffs_are_refused(name, k, error):
 
 @pytest.mark.parametrize("name", BUILDERS)
 def test_numpy_ints_are_cutoffs(name):
-    assert retriever(name).search(QUERIES[0], np.int64(3)) == retriever(name).search(QUERIES[0], 3)
+    assert retriever(name).search(QUERIES[0], np.int64(3)) == retriever(name).search(
+        QUERIES[0], 3
+    )

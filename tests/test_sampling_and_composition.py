@@ -1,4 +1,6 @@
-"""Temperature softmax and error composition against the reference texts' worked numbers."""
+"""Temperature softmax and error composition against the reference texts' worked
+numbers."""
+
 import math
 
 import numpy as np
@@ -13,16 +15,24 @@ from ragbook.sampling import softmax, zero_temperature_limit
 def test_seed_003_temperature_example():
     logits = [math.log(4), math.log(2), 0.0]
     np.testing.assert_allclose(softmax(logits, 1.0), [4 / 7, 2 / 7, 1 / 7], rtol=1e-12)
-    np.testing.assert_allclose(softmax(logits, 0.5), [16 / 21, 4 / 21, 1 / 21], rtol=1e-12)
-    np.testing.assert_allclose(softmax([math.log(2), 0.0], 1.0), [2 / 3, 1 / 3], rtol=1e-12)
-    np.testing.assert_allclose(softmax([math.log(2), 0.0], 0.5), [4 / 5, 1 / 5], rtol=1e-12)
+    np.testing.assert_allclose(
+        softmax(logits, 0.5), [16 / 21, 4 / 21, 1 / 21], rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        softmax([math.log(2), 0.0], 1.0), [2 / 3, 1 / 3], rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        softmax([math.log(2), 0.0], 0.5), [4 / 5, 1 / 5], rtol=1e-12
+    )
 
 
 def test_limit_of_small_temperatures():
     logits = [math.log(4), math.log(2), 0.0]
     np.testing.assert_allclose(softmax(logits, 0.01), [1, 0, 0], atol=1e-12)
     np.testing.assert_array_equal(zero_temperature_limit(logits), [1, 0, 0])
-    np.testing.assert_array_equal(zero_temperature_limit([2.0, 5.0, 5.0]), [0, 0.5, 0.5])
+    np.testing.assert_array_equal(
+        zero_temperature_limit([2.0, 5.0, 5.0]), [0, 0.5, 0.5]
+    )
 
 
 @given(
@@ -31,7 +41,10 @@ def test_limit_of_small_temperatures():
 )
 def test_agrees_with_scipy(logits, temperature):
     np.testing.assert_allclose(
-        softmax(logits, temperature), scipy_softmax(np.array(logits) / temperature), rtol=1e-9, atol=1e-15
+        softmax(logits, temperature),
+        scipy_softmax(np.array(logits) / temperature),
+        rtol=1e-9,
+        atol=1e-15,
     )
 
 

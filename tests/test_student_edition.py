@@ -1,4 +1,5 @@
 """tools/student_edition.py: what it removes from a notebook and what it keeps."""
+
 import importlib.util
 import sys
 from pathlib import Path
@@ -9,7 +10,9 @@ import pytest
 _PATH = Path(__file__).resolve().parent.parent / "tools" / "student_edition.py"
 _SPEC = importlib.util.spec_from_file_location("student_edition", _PATH)
 student_edition = importlib.util.module_from_spec(_SPEC)
-sys.modules["student_edition"] = student_edition  # dataclasses look their module up there
+sys.modules["student_edition"] = (
+    student_edition  # dataclasses look their module up there
+)
 _SPEC.loader.exec_module(student_edition)
 
 
@@ -17,7 +20,11 @@ def notebook(*cells):
     nb = nbformat.v4.new_notebook()
     nb.metadata["jupytext"] = {"formats": "ipynb,md:myst"}
     for index, (kind, source) in enumerate(cells):
-        cell = nbformat.v4.new_markdown_cell(source) if kind == "md" else nbformat.v4.new_code_cell(source)
+        cell = (
+            nbformat.v4.new_markdown_cell(source)
+            if kind == "md"
+            else nbformat.v4.new_code_cell(source)
+        )
         cell.id = f"c{index}"
         nb.cells.append(cell)
     return nb
@@ -29,9 +36,19 @@ def sources(nb):
 
 def test_a_gated_solution_goes_with_its_code_cells_and_the_text_around_it_stays():
     nb = notebook(
-        ("md", "Intro.\n\n```{exercise}\n:label: ex-a\n\nDo it.\n```\n\n```{solution-start} ex-a\n:class: dropdown\n```\n\nSecret reasoning."),
+        (
+            "md",
+            "Intro.\n\n```{exercise}\n:label: ex-a\n\nDo "
+            "it.\n```\n\n```{solution-start} ex-a\n:class: "
+            "dropdown\n```\n\nSecret reasoning.",
+        ),
         ("code", "secret = 42\nprint(secret)"),
-        ("md", "More secret text.\n\n```{solution-end}\n```\n\n```{exercise}\n:label: ex-b\n\nNext.\n```"),
+        (
+            "md",
+            "More secret "
+            "text.\n\n```{solution-end}\n```\n\n```{exercise}\n:label: "
+            "ex-b\n\nNext.\n```",
+        ),
     )
     stripped, removed = student_edition.strip_solutions(nb)
     text = "\n".join(source for _, source in sources(stripped))
@@ -44,14 +61,26 @@ def test_a_gated_solution_goes_with_its_code_cells_and_the_text_around_it_stays(
 
 
 def test_a_solution_block_with_a_nested_fence_is_removed_whole():
-    nb = notebook(("md", "Before.\n\n````{solution} ex-a\n:class: dropdown\n\n```python\nx = 1\n```\n\nStill secret.\n````\n\nAfter."))
+    nb = notebook(
+        (
+            "md",
+            "Before.\n\n````{solution} ex-a\n:class: dropdown\n\n```python\nx = "
+            "1\n```\n\nStill secret.\n````\n\nAfter.",
+        )
+    )
     stripped, removed = student_edition.strip_solutions(nb)
     assert sources(stripped) == [("markdown", "Before.\n\n\nAfter.")]
     assert len(removed) == 1
 
 
 def test_colon_fences_count_too():
-    nb = notebook(("md", "A.\n\n:::{solution-start} ex-a\n:::\n\nsecret\n\n:::{solution-end}\n:::\nB."))
+    nb = notebook(
+        (
+            "md",
+            "A.\n\n:::{solution-start} "
+            "ex-a\n:::\n\nsecret\n\n:::{solution-end}\n:::\nB.",
+        )
+    )
     stripped, _ = student_edition.strip_solutions(nb)
     assert "secret" not in stripped.cells[0].source and "B." in stripped.cells[0].source
 
@@ -59,7 +88,11 @@ def test_colon_fences_count_too():
 def test_a_graded_solution_leaves_a_starter_cell_that_grades():
     nb = notebook(
         ("md", "```{solution-start} ex-softmax-temperature\n:class: dropdown\n```"),
-        ("code", "def softmax_t(logits, temperature):\n    return [1.0]\n\n\ncheck(\"softmax-temperature\", softmax_t)"),
+        (
+            "code",
+            "def softmax_t(logits, temperature):\n    return "
+            '[1.0]\n\n\ncheck("softmax-temperature", softmax_t)',
+        ),
         ("md", "```{solution-end}\n```"),
     )
     stripped, _ = student_edition.strip_solutions(nb)

@@ -1,4 +1,5 @@
 """Unit and property tests of the analyzer, ragbook.text."""
+
 import re
 import unicodedata
 
@@ -19,8 +20,14 @@ import pytest
 @pytest.mark.parametrize(
     "text, terms",
     [
-        ("Mars has two small moons, Phobos and Deimos.", ["mars", "two", "small", "moons", "phobos", "deimos"]),
-        ("Phobos orbits Mars faster than Mars rotates.", ["phobos", "orbits", "mars", "faster", "mars", "rotates"]),
+        (
+            "Mars has two small moons, Phobos and Deimos.",
+            ["mars", "two", "small", "moons", "phobos", "deimos"],
+        ),
+        (
+            "Phobos orbits Mars faster than Mars rotates.",
+            ["phobos", "orbits", "mars", "faster", "mars", "rotates"],
+        ),
         (
             "Jupiter has dozens of moons, including four large moons.",
             ["jupiter", "dozens", "moons", "including", "four", "large", "moons"],
@@ -37,10 +44,28 @@ def test_worked_example_terms(text, terms):
 
 
 def test_numbers_stay_whole():
-    assert tokenize("It takes 87.969 Earth days.") == ["it", "takes", "87.969", "earth", "days"]
+    assert tokenize("It takes 87.969 Earth days.") == [
+        "it",
+        "takes",
+        "87.969",
+        "earth",
+        "days",
+    ]
     assert tokenize("every 224.7 days") == ["every", "224.7", "days"]
-    assert tokenize("formed 4.56 billion years ago") == ["formed", "4.56", "billion", "years", "ago"]
-    assert tokenize("a 3:2 spin-orbit resonance") == ["a", "3:2", "spin", "orbit", "resonance"]
+    assert tokenize("formed 4.56 billion years ago") == [
+        "formed",
+        "4.56",
+        "billion",
+        "years",
+        "ago",
+    ]
+    assert tokenize("a 3:2 spin-orbit resonance") == [
+        "a",
+        "3:2",
+        "spin",
+        "orbit",
+        "resonance",
+    ]
 
 
 def test_thousands_separators_are_removed_but_lists_are_not_merged():
@@ -81,7 +106,11 @@ def test_sentences_respect_abbreviations_initials_and_decimals():
 def test_sentence_offsets_and_paragraphs():
     text = "  First line without stop\n\nSecond paragraph. Third one.  "
     sentences = split_sentences(text)
-    assert [s.text for s in sentences] == ["First line without stop", "Second paragraph.", "Third one."]
+    assert [s.text for s in sentences] == [
+        "First line without stop",
+        "Second paragraph.",
+        "Third one.",
+    ]
     for s in sentences:
         assert text[s.start : s.end] == s.text
 
@@ -102,11 +131,25 @@ def test_wrong_types_are_refused():
         split_sentences(b"bytes")
 
 
-# ---- properties ------------------------------------------------------------------------------
+# ---- properties ----------------------------------------------------------------------
 any_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=200)
 prose = st.lists(
     st.one_of(
-        st.sampled_from(["Mars", "J.", "Dr.", "224.7", "e.g.", "3:2", "4,879", "It", "orbits", "the", "Sun"]),
+        st.sampled_from(
+            [
+                "Mars",
+                "J.",
+                "Dr.",
+                "224.7",
+                "e.g.",
+                "3:2",
+                "4,879",
+                "It",
+                "orbits",
+                "the",
+                "Sun",
+            ]
+        ),
         st.sampled_from([".", "!", "?", ",", " ", "\n", "\n\n", "  ", "'", '"']),
         st.text(min_size=1, max_size=8),
     ),
@@ -147,7 +190,9 @@ def test_sentences_cover_the_text_in_order(text):
     position = 0
     for s in sentences:
         assert s.start >= position, "sentences overlap or go backwards"
-        assert text[position : s.start].strip() == "", "non-space text fell between sentences"
+        assert text[position : s.start].strip() == "", (
+            "non-space text fell between sentences"
+        )
         assert s.text == text[s.start : s.end] and s.text == s.text.strip() and s.text
         position = s.end
     assert text[position:].strip() == ""

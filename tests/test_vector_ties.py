@@ -1,10 +1,13 @@
-"""Equal vectors tie by id in every search path: batch, one query at a time, with a filter, and IVF.
+"""Equal vectors tie by id in every search path: batch, one query at a time, with a
+filter, and IVF.
 
-Expected ids come from the rule (score descending, ties by id ascending): groups of identical vectors are
-ranked by their cosine with the query, computed here in float64 from the distinct vectors, and within a
-group the ids ascend. The float32 products of a batched matrix product and of a matrix-vector product
-differ in the last bits, so without a rule-abiding rescoring identical rows could come back out of order.
+Expected ids come from the rule (score descending, ties by id ascending): groups of
+identical vectors are ranked by their cosine with the query, computed here in float64
+from the distinct vectors, and within a group the ids ascend. The float32 products of a
+batched matrix product and of a matrix-vector product differ in the last bits, so
+without a rule-abiding rescoring identical rows could come back out of order.
 """
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -12,19 +15,32 @@ from hypothesis import given, settings, strategies as st
 from ragbook.vectors import ExactIndex, IVFIndex
 
 
-def expected_ids(base: np.ndarray, group_of: np.ndarray, query: np.ndarray, k: int, allowed=None) -> list[int]:
-    """The rule applied by hand: rank groups by float64 cosine, ids ascending within a group."""
+def expected_ids(
+    base: np.ndarray, group_of: np.ndarray, query: np.ndarray, k: int, allowed=None
+) -> list[int]:
+    """The rule applied by hand: rank groups by float64 cosine, ids ascending within a
+    group."""
     unit = base / np.linalg.norm(base, axis=1, keepdims=True)
     cosine = unit @ (query / np.linalg.norm(query))
-    ids = np.arange(group_of.size) if allowed is None else np.array(sorted(set(allowed)), dtype=np.int64)
+    ids = (
+        np.arange(group_of.size)
+        if allowed is None
+        else np.array(sorted(set(allowed)), dtype=np.int64)
+    )
     order = sorted(ids.tolist(), key=lambda i: (-cosine[group_of[i]], i))
     return order[:k]
 
 
-def repeated(groups: int, copies: int, dimension: int, seed: int, interleave: bool = False):
+def repeated(
+    groups: int, copies: int, dimension: int, seed: int, interleave: bool = False
+):
     rng = np.random.default_rng(seed)
     base = rng.standard_normal((groups, dimension))
-    group_of = np.tile(np.arange(groups), copies) if interleave else np.repeat(np.arange(groups), copies)
+    group_of = (
+        np.tile(np.arange(groups), copies)
+        if interleave
+        else np.repeat(np.arange(groups), copies)
+    )
     return base, group_of, base[group_of], rng
 
 
@@ -40,7 +56,9 @@ def test_the_reported_case_batch_and_one_at_a_time_agree_and_follow_ids():
         assert batch.ids[row].tolist() == want
         one = index.search_one(query, 3)
         assert [i for i, _ in one] == want
-        assert [s for _, s in one] == batch.scores[row].tolist()  # identical scores, bit for bit
+        assert [s for _, s in one] == batch.scores[
+            row
+        ].tolist()  # identical scores, bit for bit
         assert len(set(batch.scores[row].tolist())) == 1  # one group: one score
 
 
@@ -55,13 +73,14 @@ def test_k_cutting_through_a_group_keeps_the_lowest_ids(k):
         assert batch.ranking(row) == index.search_one(query, k)
         assert [i for i, _ in batch.ranking(row)] == want
         if k > x.shape[0]:
-            assert batch.ids[row, x.shape[0]:].tolist() == [-1] * (k - x.shape[0])
+            assert batch.ids[row, x.shape[0] :].tolist() == [-1] * (k - x.shape[0])
 
 
 @pytest.mark.parametrize("k", [3, 10, 40])
 def test_interleaved_duplicates_in_a_large_index(k):
-    # 100 distinct vectors, 40 copies each, copy j of vector g at row j * 100 + g: groups spread over
-    # every block of 64, so both the block-maximum path (small k) and the partition path are exercised
+    # 100 distinct vectors, 40 copies each, copy j of vector g at row j * 100 + g:
+    # groups spread over every block of 64, so both the block-maximum path (small k) and
+    # the partition path are exercised
     base, group_of, x, rng = repeated(100, 40, 32, seed=2, interleave=True)
     queries = rng.standard_normal((12, 32))
     index = ExactIndex(x)
@@ -82,7 +101,9 @@ def test_allowed_filters_rank_the_allowed_duplicates_by_id(seed, k, data):
     got = index.search_one(query, k, allowed=allowed)
     assert [i for i, _ in got] == expected_ids(base, group_of, query, k, allowed)
     unfiltered = dict(index.search_one(query, x.shape[0]))
-    assert all(unfiltered[i] == s for i, s in got)  # a filter changes which chunks compete, not their scores
+    assert all(
+        unfiltered[i] == s for i, s in got
+    )  # a filter changes which chunks compete, not their scores
 
 
 @settings(max_examples=25, deadline=None)
@@ -101,8 +122,10 @@ def test_a_query_gets_the_same_answer_alone_or_in_any_batch(seed, batch, k):
         assert index.search_one(queries[row], k) == whole.ranking(row)
         scores = whole.scores[row][whole.ids[row] >= 0]
         ids = whole.ids[row][whole.ids[row] >= 0]
-        assert all(s1 > s2 or (s1 == s2 and i1 < i2)
-                   for s1, s2, i1, i2 in zip(scores, scores[1:], ids, ids[1:]))
+        assert all(
+            s1 > s2 or (s1 == s2 and i1 < i2)
+            for s1, s2, i1, i2 in zip(scores, scores[1:], ids, ids[1:])
+        )
 
 
 @pytest.mark.parametrize("k", [2, 7, 25])
@@ -116,8 +139,11 @@ def test_ivf_ties_by_id_and_scanning_every_list_gives_the_exact_answer(k):
     assert everything.ids.tolist() == want.ids.tolist()
     assert everything.scores.tolist() == want.scores.tolist()
     for row, query in enumerate(queries):
-        assert everything.ids[row].tolist()[: min(k, x.shape[0])] == expected_ids(base, group_of, query, k)
-    # with one probe, identical vectors share a list (k-means puts equal points together): still by id
+        assert everything.ids[row].tolist()[: min(k, x.shape[0])] == expected_ids(
+            base, group_of, query, k
+        )
+    # with one probe, identical vectors share a list (k-means puts equal points
+    # together): still by id
     one = ivf.search_batch(queries, k, probes=1)
     for row in range(queries.shape[0]):
         ranked = one.ranking(row)

@@ -1,10 +1,20 @@
-"""Cosine, exact search, spherical k-means and IVF, against the reference texts and faiss."""
+"""Cosine, exact search, spherical k-means and IVF, against the reference texts and
+faiss."""
+
 import math
 
 import numpy as np
 import pytest
 
-from ragbook.vectors import ExactIndex, IVFIndex, cosine, ivf_cost, optimal_lists, spherical_kmeans, unit_rows
+from ragbook.vectors import (
+    ExactIndex,
+    IVFIndex,
+    cosine,
+    ivf_cost,
+    optimal_lists,
+    spherical_kmeans,
+    unit_rows,
+)
 
 
 def clustered(n, d, centres, seed):
@@ -23,7 +33,9 @@ def test_seed_003_cosine_and_its_errors():
 
 
 def test_seed_003_permission_filter_before_ranking():
-    vectors = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [1.0, 0.0]])  # D1..D4; D4 is not allowed
+    vectors = np.array(
+        [[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [1.0, 0.0]]
+    )  # D1..D4; D4 is not allowed
     index = ExactIndex(vectors)
     hits = index.search_one(np.array([1.0, 0.0]), k=3, allowed=[0, 1, 2])
     assert [(i, round(s, 6)) for i, s in hits] == [(0, 1.0), (1, 0.8), (2, 0.0)]
@@ -62,7 +74,9 @@ def test_vector_errors():
 
 
 def test_spherical_kmeans_fills_every_list_even_with_duplicates():
-    x = np.vstack([np.tile([1.0, 0.0, 0.0], (20, 1)), [[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]]])
+    x = np.vstack(
+        [np.tile([1.0, 0.0, 0.0], (20, 1)), [[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]]]
+    )
     centroids, assignment = spherical_kmeans(x, 4, seed=3)
     assert np.bincount(assignment, minlength=4).min() >= 1
     again = spherical_kmeans(x, 4, seed=3)
@@ -102,13 +116,16 @@ def test_cost_formula_and_its_optimum():
 
 
 def test_ivf_recall_close_to_faiss():
-    """Mean recall over six k-means seeds: one seed's local optimum moves recall by up to +-0.05 in both
-    libraries, so a single seed each would compare luck. Same lists, same sample (256 vectors per list)."""
+    """Mean recall over six k-means seeds: one seed's local optimum moves recall by up
+    to +-0.05 in both libraries, so a single seed each would compare luck. Same lists,
+    same sample (256 vectors per list)."""
     faiss = pytest.importorskip("faiss")
     x = unit_rows(clustered(20000, 32, 50, seed=6))
     q = unit_rows(clustered(300, 32, 50, seed=7))
     truth = ExactIndex(x).search_batch(q, 10).ids
-    recall = lambda found: np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth)])
+    recall = lambda found: np.mean(
+        [len(set(a) & set(b)) / 10 for a, b in zip(found, truth)]
+    )
     mine, theirs = {p: [] for p in (1, 4, 16)}, {p: [] for p in (1, 4, 16)}
     for seed in range(6):
         ours = IVFIndex(x, lists=64, seed=seed)
@@ -122,4 +139,8 @@ def test_ivf_recall_close_to_faiss():
             theirs[probes].append(recall(reference.search(q, 10)[1]))
             mine[probes].append(recall(ours.search_batch(q, 10, probes=probes).ids))
     for probes in mine:  # never worse than faiss by more than 0.02
-        assert np.mean(mine[probes]) >= np.mean(theirs[probes]) - 0.02, (probes, mine[probes], theirs[probes])
+        assert np.mean(mine[probes]) >= np.mean(theirs[probes]) - 0.02, (
+            probes,
+            mine[probes],
+            theirs[probes],
+        )

@@ -1,11 +1,14 @@
-"""Check the student edition against the instructor's: no solution text, every exercise, graded checks grade.
+"""Check the student edition against the instructor's: no solution text, every exercise,
+graded checks grade.
 
 usage: python tools/check_student.py [--book _build/html] [--student _build/student]
 
-Needs both builds (`make build` and `make student`). The solutions are taken from the instructor's site as
-rendered (every `div.solution`), independently of how tools/student_edition.py finds them, and each of their
-lines is looked for in the student site's text and in the student notebooks' cells and outputs.
+Needs both builds (`make build` and `make student`). The solutions are taken from the
+instructor's site as rendered (every `div.solution`), independently of how
+tools/student_edition.py finds them, and each of their lines is looked for in the
+student site's text and in the student notebooks' cells and outputs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,15 +22,18 @@ import nbformat
 from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parent.parent
-MIN_LINE = 24  # shorter solution lines ("return total", "print(x)") may occur anywhere in a chapter
-STARTER = "student-starter"  # the tag of the cells tools/student_edition.py puts in place of graded solutions
+# shorter solution lines ("return total", "print(x)") may occur anywhere in a chapter
+MIN_LINE = 24
+# the tag of the cells tools/student_edition.py puts in place of graded solutions
+STARTER = "student-starter"
 
 
 QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
 
 def normal(text: str) -> str:
-    """One line of text with its white space collapsed and typographic quotes made plain."""
+    """One line of text with its white space collapsed and typographic quotes made
+    plain."""
     return re.sub(r"\s+", " ", text.translate(QUOTES)).strip()
 
 
@@ -40,11 +46,16 @@ def page(path: Path) -> BeautifulSoup:
 
 
 def solution_lines(article: BeautifulSoup) -> set[str]:
-    """Distinctive lines of the page's solutions: long enough, and not found outside the solutions."""
+    """Distinctive lines of the page's solutions: long enough, and not found outside the
+    solutions."""
     lines = set()
     for solution in article.select("div.solution"):
         body = solution.select_one("section") or solution
-        lines |= {normal(line) for line in body.get_text("").split("\n") if len(normal(line)) >= MIN_LINE}
+        lines |= {
+            normal(line)
+            for line in body.get_text("").split("\n")
+            if len(normal(line)) >= MIN_LINE
+        }
     copy = BeautifulSoup(str(article), "html.parser")
     for solution in copy.select("div.solution"):
         solution.decompose()
@@ -66,11 +77,15 @@ def notebook_text(path: Path) -> str:
 
 
 def exercises(article: BeautifulSoup) -> dict[str, str]:
-    return {div.get("id", ""): normal(div.get_text("")) for div in article.select("div.exercise")}
+    return {
+        div.get("id", ""): normal(div.get_text(""))
+        for div in article.select("div.exercise")
+    }
 
 
 def grade_starters(path: Path) -> list[str]:
-    """Run each starter cell of a student notebook (a stub and its check call): it must return a verdict."""
+    """Run each starter cell of a student notebook (a stub and its check call): it must
+    return a verdict."""
     from ragbook.exercises import Verdict
 
     problems = []
@@ -82,10 +97,19 @@ def grade_starters(path: Path) -> list[str]:
         with contextlib.redirect_stdout(io.StringIO()):
             exec("\n".join(body), namespace)  # noqa: S102 - the book's own generated cell
             verdict = eval(last, namespace)  # noqa: S307
-        if not isinstance(verdict, Verdict) or verdict.total == 0 or verdict.passed == verdict.total:
-            problems.append(f"{path.name}: starter cell {cell.id} did not grade its stub: {verdict!r}")
+        if (
+            not isinstance(verdict, Verdict)
+            or verdict.total == 0
+            or verdict.passed == verdict.total
+        ):
+            problems.append(
+                f"{path.name}: starter cell {cell.id} did not grade its stub: "
+                f"{verdict!r}"
+            )
         elif not verdict.failures:
-            problems.append(f"{path.name}: starter cell {cell.id} names no failing case")
+            problems.append(
+                f"{path.name}: starter cell {cell.id} names no failing case"
+            )
     return problems
 
 
@@ -95,13 +119,18 @@ def main(argv=None) -> int:
     parser.add_argument("--student", type=Path, default=ROOT / "_build" / "student")
     args = parser.parse_args(argv)
     student_html, student_notebooks = args.student / "html", args.student / "notebooks"
-    for folder, make in [(args.book, "make build"), (student_html, "make student"),
-                         (student_notebooks, "make student")]:
+    for folder, make in [
+        (args.book, "make build"),
+        (student_html, "make student"),
+        (student_notebooks, "make student"),
+    ]:
         if not folder.is_dir():
             raise SystemExit(f"{folder} is missing: run `{make}` first")
     problems: list[str] = []
     totals = {"pages": 0, "solutions": 0, "lines": 0, "exercises": 0, "starters": 0}
-    for book_page in sorted(args.book.glob("chapters/*.html")) + [args.book / "intro.html"]:
+    for book_page in sorted(args.book.glob("chapters/*.html")) + [
+        args.book / "intro.html"
+    ]:
         name = book_page.relative_to(args.book)
         student_page = student_html / name
         if not student_page.is_file():
@@ -113,7 +142,10 @@ def main(argv=None) -> int:
         lines = solution_lines(book)
         totals["lines"] += len(lines)
         if student.select("div.solution, .solution"):
-            problems.append(f"{name}: the student page still has {len(student.select('div.solution'))} solutions")
+            problems.append(
+                f"{name}: the student page still has "
+                f"{len(student.select('div.solution'))} solutions"
+            )
         for starter in student.select(f"div.tag_{STARTER}"):
             starter.decompose()
         student_text = normal(student.get_text(""))
@@ -125,36 +157,61 @@ def main(argv=None) -> int:
         download = student_html / "_sources" / name.with_suffix(".ipynb")
         download_words = notebook_text(download) if download.is_file() else ""
         if name.parts[0] == "chapters" and not download.is_file():
-            problems.append(f"{name}: the student site has no downloadable notebook {download}")
+            problems.append(
+                f"{name}: the student site has no downloadable notebook {download}"
+            )
         for line in sorted(lines):
             if line in student_text:
-                problems.append(f"{name}: solution text in the student page: {line[:90]!r}")
+                problems.append(
+                    f"{name}: solution text in the student page: {line[:90]!r}"
+                )
             if line in notebook_words:
-                problems.append(f"{notebook.name}: solution text in the student notebook: {line[:90]!r}")
+                problems.append(
+                    f"{notebook.name}: solution text in the student notebook: "
+                    f"{line[:90]!r}"
+                )
             if line in download_words:
-                problems.append(f"{download.name}: solution text in the site's downloadable notebook: {line[:90]!r}")
+                problems.append(
+                    f"{download.name}: solution text in the site's downloadable "
+                    f"notebook: {line[:90]!r}"
+                )
         book_exercises, student_exercises = exercises(book), exercises(student)
         totals["exercises"] += len(book_exercises)
         for label, text in book_exercises.items():
             if label not in student_exercises:
-                problems.append(f"{name}: exercise {label} is missing from the student page")
+                problems.append(
+                    f"{name}: exercise {label} is missing from the student page"
+                )
             elif student_exercises[label] != text:
-                problems.append(f"{name}: exercise {label} renders differently in the student page")
+                problems.append(
+                    f"{name}: exercise {label} renders differently in the student page"
+                )
     for notebook in sorted(student_notebooks.glob("*.ipynb")):
         found = grade_starters(notebook)
         problems += found
-        totals["starters"] += sum(STARTER in c.get("metadata", {}).get("tags", [])
-                                  for c in nbformat.read(notebook, as_version=4).cells)
-    print(f"student edition: {totals['pages']} pages, {totals['solutions']} solutions in the instructor's "
-          f"edition ({totals['lines']} distinctive lines looked for), {totals['exercises']} exercises, "
-          f"{totals['starters']} graded starter cells")
+        totals["starters"] += sum(
+            STARTER in c.get("metadata", {}).get("tags", [])
+            for c in nbformat.read(notebook, as_version=4).cells
+        )
+    print(
+        f"student edition: {totals['pages']} pages, {totals['solutions']} "
+        "solutions in the instructor's "
+        f"edition ({totals['lines']} distinctive lines looked for), "
+        f"{totals['exercises']} exercises, "
+        f"{totals['starters']} graded starter cells"
+    )
     if totals["solutions"] == 0 or totals["exercises"] == 0 or totals["starters"] == 0:
-        problems.append("nothing to compare: the instructor's build has no solutions or exercises")
+        problems.append(
+            "nothing to compare: the instructor's build has no solutions or exercises"
+        )
     for problem in problems:
         print("FAIL", problem)
     if problems:
         return 1
-    print("no solution text in the student site or notebooks; every exercise renders; every graded check grades")
+    print(
+        "no solution text in the student site or notebooks; every exercise "
+        "renders; every graded check grades"
+    )
     return 0
 
 

@@ -12,10 +12,13 @@ else
   jupytext --quiet --from md:myst --to ipynb "$md"
 fi
 jupyter nbconvert --log-level=WARN --to notebook --execute --inplace \
-  --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=300 "$nb"
+  --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=${CELL_TIMEOUT:-300} "$nb"
 # A cell's printed output can arrive in several stream messages, split wherever the kernel flushed;
-# merge consecutive pieces so that a re-run with the same code stores the same bytes.
+# merge consecutive pieces so that a re-run with the same code stores the same bytes. A progress
+# line rewritten in place (ragbook.progress: "\r... 160 of 377") keeps only its last state, as a
+# terminal shows it and as nbval compares it, so the stored text does not depend on timing.
 python - "$nb" <<'PY'
+import re
 import sys
 import nbformat
 path = sys.argv[1]
@@ -28,6 +31,9 @@ for cell in notebook.cells:
             merged[-1].text += output.text
         else:
             merged.append(output)
+    for output in merged:
+        if output.output_type == "stream":
+            output.text = re.sub(r".*\r(?=[^\n])", "", output.text)
     if "outputs" in cell:
         cell.outputs = merged
 nbformat.write(notebook, path)

@@ -4,17 +4,20 @@ usage: python tools/student_edition.py [--out _build/student] [--no-build]
 
 The sources are not touched. The script writes, under --out:
 
-  tree/       a copy of what the book and Binder need (config, intro, package, requirements), whose
-              chapters/ holds the notebooks without solutions and no .md sources; publishing it as the
-              branch `student` gives the student edition's Binder buttons something to open
+  tree/       a copy of what the book and Binder need (config, intro, package,
+              requirements), whose chapters/ holds the notebooks without solutions and
+              no .md sources; publishing it as the branch `student` gives the student
+              edition's Binder buttons something to open
   notebooks/  the same notebooks, for download or a learning platform
   html/       the site built from tree/ with `jupyter-book build -W -n --keep-going`
 
-Removed: every `{solution-start}` ... `{solution-end}` pair with everything between (text and code cells)
-and every `{solution}` block. Exercises stay. Where a graded solution was (one that calls
-`ragbook.exercises.check`), a starter cell takes its place: a stub of the function the exercise asks for and
-the check call, so that a student who fills it in gets the checker's verdict.
+Removed: every `{solution-start}` ... `{solution-end}` pair with everything between
+(text and code cells) and every `{solution}` block. Exercises stay. Where a graded
+solution was (one that calls `ragbook.exercises.check`), a starter cell takes its place:
+a stub of the function the exercise asks for and the check call, so that a student who
+fills it in gets the checker's verdict.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,19 +32,31 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-# What the student tree holds besides the chapters (everything the build and Binder read).
-TREE_FILES = ["_config.yml", "_toc.yml", "intro.md", "references.bib", "references.md", "requirements.txt",
-              "runtime.txt", "pyproject.toml"]
+# What the student tree holds besides the chapters (everything the build and Binder
+# read).
+TREE_FILES = [
+    "_config.yml",
+    "_toc.yml",
+    "intro.md",
+    "references.bib",
+    "references.md",
+    "requirements.txt",
+    "runtime.txt",
+    "pyproject.toml",
+]
 TREE_DIRS = ["_static", "_ext", "ragbook"]
 STUDENT_BRANCH = "student"
 
 FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|:{3,})\s*(?P<info>.*?)\s*$")
 DIRECTIVE = re.compile(r"^\{(?P<name>[\w-]+)\}\s*(?P<arg>.*)$")
-CHECK_CALL = re.compile(r"""\bcheck\(\s*["'](?P<name>[\w-]+)["']\s*,\s*(?P<function>\w+)\s*\)""")
+CHECK_CALL = re.compile(
+    r"""\bcheck\(\s*["'](?P<name>[\w-]+)["']\s*,\s*(?P<function>\w+)\s*\)"""
+)
 
 
 def _opening(line: str):
-    """(fence, directive name, argument) when the line opens a fenced block, else None."""
+    """(fence, directive name, argument) when the line opens a fenced block, else
+    None."""
     match = FENCE.match(line)
     if not match:
         return None
@@ -64,17 +79,22 @@ class Removed:
 
 
 def starter_cell_source(removed: Removed) -> str | None:
-    """A stub of the graded function and the check call, or None when the solution grades nothing."""
+    """A stub of the graded function and the check call, or None when the solution
+    grades nothing."""
     calls = [m for code in removed.code for m in CHECK_CALL.finditer(code)]
     if not calls:
         return None
     try:
         from ragbook.exercises import EXERCISES
-    except ImportError:  # the package is what the notebooks import; without it use the first call
+    except (
+        ImportError
+    ):  # the package is what the notebooks import; without it use the first call
         EXERCISES = {}
     name = calls[0]["name"]
     wanted = getattr(EXERCISES.get(name), "function_name", None)
-    function = next((m["function"] for m in calls if m["function"] == wanted), calls[0]["function"])
+    function = next(
+        (m["function"] for m in calls if m["function"] == wanted), calls[0]["function"]
+    )
     if wanted and function != wanted:
         name = next((m["name"] for m in calls if m["function"] == function), name)
     arguments = "*args"
@@ -86,16 +106,19 @@ def starter_cell_source(removed: Removed) -> str | None:
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and node.name == function:
                 arguments = ast.unparse(node.args)
-    return (f"# {removed.label}: write {function} here.\n"
-            "# Running this cell grades it.\n"
-            "from ragbook.exercises import check\n\n\n"
-            f"def {function}({arguments}):\n"
-            '    raise NotImplementedError("your solution")\n\n\n'
-            f'check("{name}", {function})')
+    return (
+        f"# {removed.label}: write {function} here.\n"
+        "# Running this cell grades it.\n"
+        "from ragbook.exercises import check\n\n\n"
+        f"def {function}({arguments}):\n"
+        '    raise NotImplementedError("your solution")\n\n\n'
+        f'check("{name}", {function})'
+    )
 
 
 def strip_solutions(notebook):
-    """The notebook without its solutions (a new object) and the list of what was removed."""
+    """The notebook without its solutions (a new object) and the list of what was
+    removed."""
     cells, removed_all = [], []
     mode, fence, current = "keep", "", None
     kept: list[str] = []
@@ -154,7 +177,9 @@ def strip_solutions(notebook):
         raise ValueError(f"a solution for {current.label!r} is not closed ({mode})")
     stripped = nbformat.from_dict(dict(notebook))
     stripped.cells = cells
-    stripped.metadata.get("jupytext", {}).pop("formats", None)  # no .md to pair with in the student tree
+    stripped.metadata.get("jupytext", {}).pop(
+        "formats", None
+    )  # no .md to pair with in the student tree
     return stripped, removed_all
 
 
@@ -167,13 +192,20 @@ def write_edition(out: Path) -> dict[str, int]:
     for name in TREE_FILES:
         shutil.copy2(ROOT / name, tree / name)
     for name in TREE_DIRS:
-        shutil.copytree(ROOT / name, tree / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"))
+        shutil.copytree(
+            ROOT / name,
+            tree / name,
+            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"),
+        )
     config = (tree / "_config.yml").read_text()
-    for old, new in [("branch: main", f"branch: {STUDENT_BRANCH}"),
-                     ('title: "ragbook: ', 'title: "ragbook (student edition): ')]:
+    for old, new in [
+        ("branch: main", f"branch: {STUDENT_BRANCH}"),
+        ('title: "ragbook: ', 'title: "ragbook (student edition): '),
+    ]:
         if old not in config:
-            raise SystemExit(f"_config.yml has no {old!r}; update tools/student_edition.py")
+            raise SystemExit(
+                f"_config.yml has no {old!r}; update tools/student_edition.py"
+            )
         config = config.replace(old, new, 1)
     (tree / "_config.yml").write_text(config)
     counts = {}
@@ -188,10 +220,21 @@ def write_edition(out: Path) -> dict[str, int]:
 
 def build_site(out: Path) -> None:
     tree = out / "tree"
-    beside = Path(sys.executable).parent / "jupyter-book"  # the venv's, when run with its python
-    command = [str(beside) if beside.exists() else "jupyter-book", "build", str(tree), "-W", "-n", "--keep-going"]
+    beside = (
+        Path(sys.executable).parent / "jupyter-book"
+    )  # the venv's, when run with its python
+    command = [
+        str(beside) if beside.exists() else "jupyter-book",
+        "build",
+        str(tree),
+        "-W",
+        "-n",
+        "--keep-going",
+    ]
     print("+", " ".join(command), flush=True)
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    result = subprocess.run(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     if result.returncode != 0 or "WARNING" in result.stdout:
         print(result.stdout[-6000:])
         raise SystemExit("the student edition did not build cleanly")
@@ -202,11 +245,16 @@ def build_site(out: Path) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "student")
-    parser.add_argument("--no-build", action="store_true", help="write the notebooks only")
+    parser.add_argument(
+        "--no-build", action="store_true", help="write the notebooks only"
+    )
     args = parser.parse_args(argv)
     out = args.out.resolve()
     counts = write_edition(out)
-    print(f"removed {sum(counts.values())} solutions from {len(counts)} notebooks -> {out / 'notebooks'}")
+    print(
+        f"removed {sum(counts.values())} solutions from {len(counts)} notebooks "
+        f"-> {out / 'notebooks'}"
+    )
     if not args.no_build:
         build_site(out)
         print(f"student site -> {out / 'html'}")
