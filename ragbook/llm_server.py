@@ -1,12 +1,15 @@
-"""A chat-completions server around a :class:`~ragbook.llm.LocalModel`, on 127.0.0.1 (chapter 11).
+"""A chat-completions server around a :class:`~ragbook.llm.LocalModel`, on 127.0.0.1
+(chapter 11).
 
-``POST /v1/chat/completions`` takes ``{"model", "messages", "max_tokens"?, "temperature"?, "stream"?}`` and
-answers as the protocol does: ``choices[0].message.content``, ``finish_reason`` and ``usage``; with
-``"stream": true`` it sends server-sent events, one ``chat.completion.chunk`` per piece of text, then
-``data: [DONE]``. ``GET /v1/models`` lists the one model. The model decodes greedily, so a temperature other
-than 0 is refused (HTTP 400), as is a body that is not JSON, a message list that is malformed, or a prompt
-over the context window; a wrong bearer token gets HTTP 401. Requests are served one at a time (the model is
-one process's memory), and the server listens on 127.0.0.1 only.
+``POST /v1/chat/completions`` takes
+``{"model", "messages", "max_tokens"?, "temperature"?, "stream"?}`` and answers as the
+protocol does: ``choices[0].message.content``, ``finish_reason`` and ``usage``; with
+``"stream": true`` it sends server-sent events, one ``chat.completion.chunk`` per piece
+of text, then ``data: [DONE]``. ``GET /v1/models`` lists the one model. The model
+decodes greedily, so a temperature other than 0 is refused (HTTP 400), as is a body that
+is not JSON, a message list that is malformed, or a prompt over the context window; a
+wrong bearer token gets HTTP 401. Requests are served one at a time (the model is one
+process's memory), and the server listens on 127.0.0.1 only.
 
     with ChatServer(LocalModel("qwen2.5-1.5b", records=book_records())) as server:
         client = ChatClient(base_url=server.url, model=server.model_name)
@@ -26,10 +29,11 @@ __all__ = ["ChatServer"]
 
 
 class ChatServer:
-    """Serve ``model`` over the chat-completions protocol on 127.0.0.1 (``port`` 0: a free port).
+    """Serve ``model`` over the chat-completions protocol on 127.0.0.1 (``port`` 0: a
+    free port).
 
-    Use it as a context manager, or call :meth:`stop`; ``api_key``, when given, must come as a bearer token.
-    ``log`` keeps (path, status) of every request.
+    Use it as a context manager, or call :meth:`stop`; ``api_key``, when given, must
+    come as a bearer token. ``log`` keeps (path, status) of every request.
     """
 
     def __init__(self, model: LocalModel, port: int = 0, api_key: str | None = None):

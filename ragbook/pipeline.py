@@ -260,8 +260,8 @@ class RAGPipeline:
     given). ``llm`` is a local language model (:class:`~ragbook.llm.LLMGenerator`;
     ``model`` names it, see :func:`ragbook.llm.model_file`), whose prompts are packed
     into its context window, counted in its own tokens. ``glossary`` (any question
-    rewrite) shapes the retrieval query and the semantic reader's question; ``cache`` keeps MiniLM chunk vectors on disk between
-    runs.
+    rewrite) shapes the retrieval query and the semantic reader's question; ``cache``
+    keeps MiniLM chunk vectors on disk between runs.
     """
 
     def __init__(

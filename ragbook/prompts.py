@@ -239,9 +239,10 @@ _SOURCES_BLOCK = "\n\nSources:\n\n"
 def chat_messages(
     prompt: Prompt | str, history: Sequence[tuple[str, str]] = ()
 ) -> list[dict[str, str]]:
-    """The prompt as chat messages: the instruction as the system message, the sources and the question as
-    the user's; earlier (question, answer) exchanges, oldest first, go between them as user and assistant
-    turns. A text without a ``Sources:`` block is sent whole as the user's message."""
+    """The prompt as chat messages: the instruction as the system message, the sources
+    and the question as the user's; earlier (question, answer) exchanges, oldest first,
+    go between them as user and assistant turns. A text without a ``Sources:`` block is
+    sent whole as the user's message."""
     text = (
         prompt.text if isinstance(prompt, Prompt) else validate.text(prompt, "prompt")
     )
@@ -259,7 +260,8 @@ def chat_messages(
             or len(pair) != 2
         ):
             raise TypeError(
-                f"history must hold (question, answer) pairs, got {pair!r} at position {position}"
+                "history must hold (question, answer) pairs, "
+                f"got {pair!r} at position {position}"
             )
         turns += [
             {

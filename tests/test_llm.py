@@ -1,8 +1,9 @@
-"""The model layer: model files from parts, records, the chat template path, scores, the server.
+"""The model layer: model files from parts, records, the chat template path, scores, the
+server.
 
-Tests marked ``live`` run the real 0.5B model through llama.cpp. They are skipped when the runtime or the
-model is not installed, unless ``RAGBOOK_REQUIRE_LLM=1`` (set by ``make test``, which installs both): then a
-missing model fails them instead.
+Tests marked ``live`` run the real 0.5B model through llama.cpp. They are skipped when
+the runtime or the model is not installed, unless ``RAGBOOK_REQUIRE_LLM=1`` (set by
+``make test``, which installs both): then a missing model fails them instead.
 """
 
 import hashlib
@@ -37,7 +38,7 @@ VENUS = [
 ]
 
 
-# ---- the registry and model files -------------------------------------------------------------------
+# ---- the registry and model files ----------------------------------------------------
 def test_registry_matches_the_published_files():
     # sizes and digests as the toolchain notes give them for the joined files
     big, small = llm.MODELS["qwen2.5-1.5b"], llm.MODELS["qwen2.5-0.5b"]
@@ -160,7 +161,7 @@ def test_any_gguf_file_is_accepted_by_path_with_its_digest(tmp_path, monkeypatch
         llm.install_command("gpt-9")
 
 
-# ---- records ----------------------------------------------------------------------------------------
+# ---- records -------------------------------------------------------------------------
 def test_request_key_is_canonical_json_of_model_and_request():
     request = {
         "kind": "chat",
@@ -179,7 +180,8 @@ def test_request_key_is_canonical_json_of_model_and_request():
 def _recorded_model(
     tmp_path, text="Venus takes 224.7 Earth days to orbit the Sun [1]."
 ):
-    """A known model with one hand-made chat record: replaying needs neither runtime nor file."""
+    """A known model with one hand-made chat record: replaying needs neither runtime nor
+    file."""
     records = Records(tmp_path / "records.jsonl")
     model = LocalModel("qwen2.5-0.5b", records=records)
     messages = messages_from_prompt(build_prompt("How long is a year on Venus?", VENUS))
@@ -271,7 +273,7 @@ def test_the_books_prompt_becomes_system_and_user_messages():
     ]
 
 
-# ---- the server, replayed ---------------------------------------------------------------------------
+# ---- the server, replayed ------------------------------------------------------------
 def test_the_server_speaks_chat_completions_from_records(tmp_path):
     model, messages = _recorded_model(tmp_path)
     with ChatServer(model, api_key="k") as server:
@@ -317,7 +319,7 @@ def test_the_server_speaks_chat_completions_from_records(tmp_path):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
 
 
-# ---- the real model ---------------------------------------------------------------------------------
+# ---- the real model ------------------------------------------------------------------
 def _live_model(**options) -> LocalModel:
     try:
         import llama_cpp  # noqa: F401
@@ -357,9 +359,13 @@ def test_prefix_reuse_is_refused_with_records(tmp_path):
 
 @pytest.mark.live
 def test_the_chat_template_is_the_models_own(live):
-    # Qwen's ChatML, by hand: the system and user turns, then the assistant's turn opened
+    # Qwen's ChatML, by hand: the system and user turns, then the assistant's turn
+    # opened
     messages = [{"role": "system", "content": "S."}, {"role": "user", "content": "U?"}]
-    by_hand = "<|im_start|>system\nS.<|im_end|>\n<|im_start|>user\nU?<|im_end|>\n<|im_start|>assistant\n"
+    by_hand = (
+        "<|im_start|>system\nS.<|im_end|>\n<|im_start|>user\nU?<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
     assert live.prompt_tokens(messages) == len(
         live.llama.tokenize(by_hand.encode(), add_bos=False, special=True)
     )
@@ -454,7 +460,8 @@ def test_a_server_that_dies_mid_answer_is_a_clear_error():
             connection, _ = listener.accept()
             connection.recv(65536)
             connection.sendall(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n"
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 500\r\n\r\n"
                 b'{"choices": [{"message": {"content": "Venus ta'
             )
             connection.close()
@@ -473,7 +480,7 @@ def test_a_server_that_dies_mid_answer_is_a_clear_error():
     listener.close()
 
 
-# ---- refusals, history, the tool ---------------------------------------------------------------------
+# ---- refusals, history, the tool -----------------------------------------------------
 def test_refusals_in_a_models_own_words():
     from ragbook.generators import ABSTAIN, is_refusal
 
