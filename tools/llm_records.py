@@ -12,6 +12,9 @@ usage:
     python tools/llm_records.py regenerate
         Delete every record file, then re-execute every chapter that uses the model
         (tools/make_notebook.sh), which computes each request live and records it.
+    python tools/llm_records.py forget MODEL --max-tokens N
+        Delete the chat records of MODEL made with max_tokens N (e.g. timings measured
+        on a busy machine), so that the next run of their chapter makes them again.
     python tools/llm_records.py summary
         How many records of each kind, per model, and who made them.
 """
@@ -116,6 +119,18 @@ def regenerate() -> int:
     return summary()
 
 
+def forget(model: str, max_tokens: int) -> int:
+    records = llm.Records(FOLDER / f"{model}.jsonl")
+    keys = [
+        e["key"]
+        for e in records.entries()
+        if e["request"]["kind"] == "chat" and e["request"]["max_tokens"] == max_tokens
+    ]
+    dropped = records.remove(keys)
+    print(f"dropped {dropped} records of {model} with max_tokens {max_tokens}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -124,11 +139,16 @@ def main() -> int:
     checking.add_argument("--minimum", type=float, default=0.95)
     commands.add_parser("regenerate")
     commands.add_parser("summary")
+    forgetting = commands.add_parser("forget")
+    forgetting.add_argument("model", choices=sorted(llm.MODELS))
+    forgetting.add_argument("--max-tokens", type=int, required=True)
     options = parser.parse_args()
     if options.command == "check":
         if options.sample < 1 or not 0 < options.minimum <= 1:
             parser.error("--sample must be at least 1 and --minimum in (0, 1]")
         return check(options.sample, options.minimum)
+    if options.command == "forget":
+        return forget(options.model, options.max_tokens)
     return regenerate() if options.command == "regenerate" else summary()
 
 

@@ -1,0 +1,50 @@
+"""The book's recorded generations (ragbook/data/generations/).
+
+Every record is keyed by its own model and request, says who made it, and holds a
+result of the shape its kind needs. Whether the texts are the model's is checked by
+regenerating a sample with the model (tools/llm_records.py check, in make test)."""
+
+from pathlib import Path
+
+import pytest
+
+from ragbook import llm
+
+FOLDER = Path(llm.__file__).parent / "data" / "generations"
+FILES = sorted(FOLDER.glob("*.jsonl"))
+RESULT_KEYS = {
+    "chat": {
+        "text",
+        "finish_reason",
+        "prompt_tokens",
+        "completion_tokens",
+        "seconds_to_first_token",
+        "seconds",
+    },
+    "count": {"tokens"},
+    "prompt_tokens": {"tokens"},
+    "logprobs": {"tokens"},
+    "relevance": {"yes_minus_no"},
+}
+
+
+def test_there_are_records_for_the_books_models():
+    assert {path.stem for path in FILES} <= set(llm.MODELS)
+    assert "qwen2.5-1.5b" in {path.stem for path in FILES}
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_record_is_keyed_by_its_model_and_request(path):
+    spec = llm.MODELS[path.stem]
+    entries = llm.Records(path).entries()
+    assert entries
+    for entry in entries:
+        request = entry["request"]
+        assert entry["key"] == llm.request_key(spec.sha256, request), entry["key"]
+        assert set(entry["result"]) >= RESULT_KEYS[request["kind"]], entry["key"]
+        made_by = entry["made_by"]
+        assert made_by["model_sha256"] == spec.sha256 and made_by["model"] == spec.name
+        assert made_by["runtime"].startswith("llama-cpp-python ") and made_by["machine"]
+        if request["kind"] == "chat":
+            assert request["temperature"] == 0.0 and entry["result"]["text"].strip()
+            assert entry["result"]["completion_tokens"] <= request["max_tokens"]
