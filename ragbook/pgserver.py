@@ -45,7 +45,6 @@ SUPERUSER = "postgres"
 # a throwaway cluster needs no crash safety: no fsync, short shutdowns
 DEFAULT_SETTINGS = {
     "fsync": "off",
-    "synchronous_commit": "off",
     "full_page_writes": "off",
     "max_wal_senders": "4",
     "wal_level": "replica",
