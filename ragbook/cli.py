@@ -71,6 +71,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
                              f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the semantic one "
                              f"(default {SEMANTIC_ABSTAIN_BELOW})")
     parser.add_argument("--no-cache", action="store_true", help="do not keep MiniLM chunk vectors on disk")
+    parser.add_argument(
+        "--store", choices=("memory", "postgres"), default="memory",
+        help="where the MiniLM vectors live: memory, or PostgreSQL with "
+             "pgvector (--dsn or RAGBOOK_PG_DSN, else a throwaway local "
+             "server)")
+    parser.add_argument(
+        "--dsn", default=None,
+        help="PostgreSQL connection string for --store postgres "
+             "(default: RAGBOOK_PG_DSN)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,7 +105,8 @@ def _pipeline(args) -> RAGPipeline:
     glossary = GLOSSARIES[choice] if choice in GLOSSARIES else Glossary.from_json(choice)
     return RAGPipeline(chunker=args.chunker, words=args.chunk_words, retriever=args.retriever, k=args.k,
                        dimensions=args.dimensions, lists=args.lists, probes=args.probes, abstain_below=args.abstain_below,
-                       reader=args.reader, glossary=glossary, cache=not args.no_cache)
+                       reader=args.reader, glossary=glossary, cache=not args.no_cache,
+                       store=getattr(args, "pg_store", None))
 
 
 def _glossary_choice(args) -> str:
@@ -105,7 +115,25 @@ def _glossary_choice(args) -> str:
 
 
 def _setup(args) -> str:
-    return f"{args.retriever}, {args.reader} reader, glossary {_glossary_choice(args)}"
+    where = ", vectors in PostgreSQL" if args.store == "postgres" else ""
+    return (f"{args.retriever}{where}, {args.reader} reader, "
+            f"glossary {_glossary_choice(args)}")
+
+
+def _with_store(run, args, out) -> int:
+    """Run a command; with --store postgres, its vectors in PostgreSQL."""
+    if args.store != "postgres":
+        if args.dsn is not None:
+            raise ValueError("--dsn needs --store postgres")
+        return run(args, out)
+    if args.retriever not in ("embedder", "hybrid"):
+        raise ValueError("--store postgres holds MiniLM vectors: use "
+                         "--retriever embedder or hybrid, not "
+                         f"{args.retriever}")
+    from .pgstore import store_factory
+
+    with store_factory(args.dsn) as args.pg_store:
+        return run(args, out)
 
 
 def _ask(args, out) -> int:
@@ -182,8 +210,8 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
         argv = validate.texts(argv, "argv")
     args = build_parser().parse_args(argv)
     try:
-        return _ask(args, out) if args.command == "ask" else _evaluate(args, out)
-    except ValueError as error:
+        return _with_store(_ask if args.command == "ask" else _evaluate, args, out)
+    except (ValueError, RuntimeError, ConnectionError) as error:
         print(f"ragbook: error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:

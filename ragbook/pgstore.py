@@ -27,8 +27,10 @@ the rows the user may not read, before ranking, whatever the query.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import itertools
+import os
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
@@ -50,6 +52,7 @@ __all__ = [
     "StoreHit",
     "PostgresStore",
     "check_dsn",
+    "store_factory",
     "level_role",
     "reader_role",
 ]
@@ -946,3 +949,32 @@ class _UserView(Mapping):
 
     def __len__(self) -> int:
         return len(self._seen)
+
+
+@contextlib.contextmanager
+def store_factory(dsn: str | None = None, **options):
+    """``store(encoder, chunks) -> PostgresStore`` for
+    :class:`~ragbook.pipeline.RAGPipeline` (``ragbook ask --store
+    postgres``): at ``dsn``, else ``RAGBOOK_PG_DSN``, else on a throwaway
+    :class:`~ragbook.pgserver.LocalCluster` stopped on leaving the block.
+    Every store it made is closed then too."""
+    from .pgserver import LocalCluster
+
+    dsn = dsn or os.environ.get("RAGBOOK_PG_DSN") or None
+    if dsn is not None:
+        dsn = check_dsn(dsn)
+    cluster = None if dsn else LocalCluster().start()
+    made: list[PostgresStore] = []
+
+    def store(encoder, chunks) -> PostgresStore:
+        made.append(PostgresStore.from_chunks(
+            dsn or cluster.dsn, encoder, chunks, **options))
+        return made[-1]
+
+    try:
+        yield store
+    finally:
+        for each in made:
+            each.close()
+        if cluster is not None:
+            cluster.stop()

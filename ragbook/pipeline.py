@@ -91,12 +91,15 @@ def make_chunks(documents: Sequence[Document], chunker: str = "sentences", words
 
 
 def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, lists: int | None = None,
-                   probes: int = 1, depth: int = 50, cache: bool = False) -> Retriever:
+                   probes: int = 1, depth: int = 50, cache: bool = False,
+                   store: Callable | None = None) -> Retriever:
     """A retriever over the chunks' indexed text: one of :data:`RETRIEVERS`.
 
     ``lsa`` and ``embedder`` are dense (exact search, or IVF with ``lists`` and ``probes``); ``hybrid`` fuses
     BM25 with the MiniLM embedder by reciprocal rank fusion of their top ``depth``. With ``cache`` the
     MiniLM vectors of the chunks are kept on disk (:class:`~ragbook.embedder.CachedEncoder`).
+    ``store(encoder, chunks)`` puts the MiniLM vectors elsewhere, e.g. in
+    PostgreSQL (:class:`~ragbook.pgstore.PostgresStore`, chapter 15).
     """
     validate.text(name, "name")
     if name not in RETRIEVERS:
@@ -119,7 +122,12 @@ def make_retriever(name: str, chunks: Sequence[Chunk], dimensions: int = 128, li
         from .embedder import CachedEncoder, load_minilm
 
         encoder = CachedEncoder(load_minilm()) if cache else load_minilm()
-        dense = DenseRetriever(encoder, texts, lists=lists, probes=probes)
+        if store is not None:
+            if lists is not None:
+                raise ValueError("a store keeps its own index: no lists")
+            dense = store(encoder, _chunks(chunks))
+        else:
+            dense = DenseRetriever(encoder, texts, lists=lists, probes=probes)
         if name == "embedder":
             return dense
         from .fusion import HybridRetriever
@@ -179,7 +187,8 @@ class RAGPipeline:
     def __init__(self, chunker: str = "sentences", words: int = 100, overlap: int = 0, retriever: str = "bm25",
                  generator: Callable[[Prompt], str] | None = None, k: int = 5, dimensions: int = 128,
                  lists: int | None = None, probes: int = 1, abstain_below: float | None = None, headers: bool = True,
-                 reader: str = "lexical", glossary: Callable[[str], str] | None = None, cache: bool = False):
+                 reader: str = "lexical", glossary: Callable[[str], str] | None = None, cache: bool = False,
+                 store: Callable | None = None):
         for name, value in (("chunker", chunker), ("retriever", retriever), ("reader", reader)):
             validate.text(value, name)
         words, overlap, k = validate.k(words, "words"), validate.count(overlap, "overlap"), validate.k(k)
@@ -200,6 +209,7 @@ class RAGPipeline:
         self.retriever_name, self.dimensions, self.lists, self.probes = retriever, dimensions, lists, probes
         self.generator, self.k, self.abstain_below = generator, k, abstain_below
         self.reader, self.glossary, self.cache = reader, glossary, cache
+        self.store = store  # store(encoder, chunks): dense retriever
         self.reader_abstain_below: float | None = None  # the offline reader's abstention score, once indexed
         self.documents: list[Document] = []
         self.chunks: list[Chunk] = []
@@ -225,7 +235,7 @@ class RAGPipeline:
         self.documents = parsed
         self.chunks = make_chunks(parsed, self.chunker, self.words, self.overlap, self.headers)
         self.retriever = make_retriever(self.retriever_name, self.chunks, self.dimensions, self.lists, self.probes,
-                                        cache=self.cache)
+                                        cache=self.cache, store=self.store)
         if self.generator is None and self.reader == "semantic":
             from .embedder import load_minilm
             from .readers import SemanticExtractiveGenerator

@@ -573,3 +573,29 @@ def test_shards_merge_to_the_same_top_k_as_one_server(pg_cluster):
                                    [h.score for h in single])
         shards.close()
     one.close()
+
+
+# ---- the command-line tool ----------------------------------------------
+def test_ragbook_ask_with_the_postgres_store(pg_cluster, tmp_path, capsys):
+    from ragbook.cli import main
+
+    for name, text in {
+            "mars": "# Mars\n\nMars has two moons, Phobos and Deimos.\n",
+            "venus": "# Venus\n\nA day on Venus lasts longer than its "
+                     "year.\n",
+            "rings": "# Saturn\n\nSaturn has rings of ice and rock.\n"}.items():
+        (tmp_path / f"{name}.md").write_text(text)
+    common = ["ask", "Which moons does Mars have?", "--documents",
+              str(tmp_path), "--retriever", "embedder", "--no-cache"]
+    outputs = {}
+    for store in (["--store", "memory"],
+                  ["--store", "postgres", "--dsn", pg_cluster.dsn]):
+        assert main(common + store) == 0
+        text = capsys.readouterr().out
+        outputs[store[1]] = [line.split("(chunk")[1] for line in
+                             text.splitlines() if "(chunk" in line]
+    assert outputs["postgres"] == outputs["memory"] and outputs["memory"]
+    assert main(common + ["--store", "postgres", "--dsn", "nonsense"]) == 2
+    assert "valid connection string" in capsys.readouterr().err
+    assert main(common + ["--dsn", pg_cluster.dsn]) == 2
+    assert "--dsn needs --store postgres" in capsys.readouterr().err
