@@ -806,9 +806,10 @@ class PostgresStore:
             cur.execute("SET LOCAL enable_indexscan = off")
             return
         cur.execute("SELECT set_config('hnsw.ef_search', %s, true)",
-                    (str(max(self.ef_search, min(n, MAX_EF_SEARCH))),))
-        if filtered:
-            cur.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+                    (str(self.ef_search),))
+        # the scan goes on past ef_search candidates while the LIMIT or a
+        # filter (allowed, row-level security) needs more rows
+        cur.execute("SET LOCAL hnsw.iterative_scan = strict_order")
 
     def _ranked(self, cur, vector: np.ndarray, k: int,
                 allowed: list[int] | None, role: str | None = None,
