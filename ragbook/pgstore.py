@@ -394,10 +394,13 @@ class PostgresStore:
 
     def build_index(self) -> None:
         """Build the HNSW index over the vectors, if it does not exist (a
-        bulk load builds it once, after the rows are in)."""
+        bulk load builds it once, after the rows are in); the store's
+        ``timeout`` does not apply to the build."""
         from psycopg import sql
 
         def work(cur):
+            # an index build takes as long as it takes: no timeout
+            cur.execute("SET LOCAL statement_timeout = 0")
             cur.execute(self._sql(
                 "CREATE INDEX IF NOT EXISTS chunks_hnsw ON {s}.chunks "
                 "USING hnsw (embedding vector_ip_ops) "
@@ -500,6 +503,7 @@ class PostgresStore:
         used = sorted(metas)
 
         def work(cur):
+            cur.execute("SET LOCAL statement_timeout = 0")  # a bulk load
             self._copy_documents(cur, [metas[d] for d in used],
                                  [titles[d] for d in used])
             self._copy_chunks(cur, ids, chunks, metas, vectors)

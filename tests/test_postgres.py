@@ -583,7 +583,8 @@ def test_ragbook_ask_with_the_postgres_store(pg_cluster, tmp_path, capsys):
             "mars": "# Mars\n\nMars has two moons, Phobos and Deimos.\n",
             "venus": "# Venus\n\nA day on Venus lasts longer than its "
                      "year.\n",
-            "rings": "# Saturn\n\nSaturn has rings of ice and rock.\n"}.items():
+            "rings": "# Saturn\n\nSaturn has rings of ice and rock.\n",
+            }.items():
         (tmp_path / f"{name}.md").write_text(text)
     common = ["ask", "Which moons does Mars have?", "--documents",
               str(tmp_path), "--retriever", "embedder", "--no-cache"]
