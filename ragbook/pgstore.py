@@ -160,7 +160,8 @@ class PostgresStore:
     with ``create=False``). ``exact`` ranks by a sequential scan instead
     of the HNSW index; ``ef_search`` is HNSW's candidate list per query,
     ``m`` and ``ef_construction`` its build parameters. ``timeout`` (s)
-    cuts any statement that runs longer (:class:`QueryTimeout`).
+    cuts any statement that runs longer (:class:`QueryTimeout`). A store
+    holds one connection: give each thread its own store.
     """
 
     def __init__(self, dsn: str, encoder, schema: str = "ragbook", *,
@@ -252,7 +253,8 @@ class PostgresStore:
         connection is run again once on a new one (reading twice is
         harmless); a write is run again only if ``done(cursor)`` shows
         that the first attempt did not commit, so nothing is written
-        twice."""
+        twice (a write without ``done`` is one that may run twice, such
+        as TRUNCATE)."""
         import psycopg
 
         for attempt in (1, 2):
@@ -455,7 +457,8 @@ class PostgresStore:
 
     def load(self, chunks: Sequence[Chunk],
              documents: Mapping[str, DocumentMeta | OrgDocument],
-             vectors: object = None, index: bool = True) -> int:
+             vectors: object = None, index: bool = True,
+             replace: bool = False) -> int:
         """Bulk-load chunks that keep their own ids, in one transaction
         with COPY, then build the HNSW index (``index``).
 
@@ -463,8 +466,11 @@ class PostgresStore:
         ``vectors`` (one row per chunk) skips the encoder. An id or a
         document already in the store, a chunk without metadata or a
         vector of the wrong dimension is refused before anything is
-        written, or rolls the whole load back. Returns the chunks loaded.
+        written, or rolls the whole load back. With ``replace`` the
+        store's previous contents are deleted in the same transaction.
+        Returns the chunks loaded.
         """
+        replace = validate.flag(replace, "replace")
         chunks = validate.sequence(chunks, "chunks", "Chunk objects")
         for position, chunk in enumerate(chunks):
             if not isinstance(chunk, Chunk):
@@ -504,6 +510,8 @@ class PostgresStore:
 
         def work(cur):
             cur.execute("SET LOCAL statement_timeout = 0")  # a bulk load
+            if replace:
+                cur.execute(self._sql("TRUNCATE {s}.chunks, {s}.documents"))
             self._copy_documents(cur, [metas[d] for d in used],
                                  [titles[d] for d in used])
             self._copy_chunks(cur, ids, chunks, metas, vectors)
@@ -514,9 +522,12 @@ class PostgresStore:
 
         import psycopg
 
+        def done(cur):  # a replacing load may simply run again
+            return not replace and self._has(
+                cur, {d: metas[d].version for d in used})
+
         try:
-            self._run(work, write=True, done=lambda cur: self._has(
-                cur, {d: metas[d].version for d in used}))
+            self._run(work, write=True, done=done)
         except psycopg.errors.UniqueViolation as error:
             raise ValueError("the store already holds a chunk id or a "
                              "document of this load; nothing was written ("
@@ -538,9 +549,8 @@ class PostgresStore:
         for chunk in chunks:
             metas.setdefault(chunk.doc_id, DocumentMeta(
                 chunk.doc_id, "public", 1, _dt.date(2026, 1, 1)))
-        store.clear()
-        store.drop_index()
-        store.load(chunks, metas)
+        store.drop_index()  # built again once the rows are in
+        store.load(chunks, metas, replace=True)
         return store
 
     def _has(self, cur, versions: Mapping[str, int | None]) -> bool:
