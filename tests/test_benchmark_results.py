@@ -108,8 +108,11 @@ def test_results_files_parse_as_strict_json():
 
 
 def test_postgres_results_have_the_figures_chapter_15_reads():
-    """benchmarks/results/postgres.json (benchmarks/postgres.py): the keys chapter 15 reads, finite numbers."""
-    data = json.loads((BENCHMARKS / "results" / "postgres.json").read_text(encoding="utf-8"))
+    """benchmarks/results/postgres.json (benchmarks/postgres.py): the keys chapter 15
+    reads, finite numbers."""
+    data = json.loads(
+        (BENCHMARKS / "results" / "postgres.json").read_text(encoding="utf-8")
+    )
     assert data["run"]["benchmark"] == "postgres"
     vec = data["vectors"]
     assert vec["n"] >= 20_000 and vec["dimensions"] == 384
@@ -122,8 +125,15 @@ def test_postgres_results_have_the_figures_chapter_15_reads():
         assert math.isfinite(vec["postgres"][key]) and vec["postgres"][key] > 0
     assert vec["ragbook_exact"]["recall"] == 1.0
     assert vec["replica"]["replay_lag_median_ms"] >= 0
-    assert vec["shards"]["shards"] == 2 and sum(vec["shards"]["rows"].values()) == vec["n"]
+    assert (
+        vec["shards"]["shards"] == 2 and sum(vec["shards"]["rows"].values()) == vec["n"]
+    )
     labelled = data["labelled"]
-    for name in ("ragbook exact (MiniLM)", "postgres HNSW, ef_search 1000", "ragbook BM25",
-                 "postgres ts_rank_cd, all terms", "postgres ts_rank_cd, any term"):
+    for name in (
+        "ragbook exact (MiniLM)",
+        "postgres HNSW, ef_search 1000",
+        "ragbook BM25",
+        "postgres ts_rank_cd, all terms",
+        "postgres ts_rank_cd, any term",
+    ):
         assert 0 <= labelled[name]["recall@10"] <= 1

@@ -9,6 +9,7 @@ Expected results come from NumPy's exact search over the same vectors and
 from PostgreSQL's own catalogues, never from the store. Vectors come from
 a small hashing encoder defined here (MiniLM where the pipeline needs it).
 """
+
 import datetime
 import hashlib
 import itertools
@@ -26,8 +27,13 @@ from ragbook.chunking import Chunk, sentence_chunks
 from ragbook.documents import parse_markdown
 from ragbook.orgdocs import ACCESS_LEVELS, DocumentMeta, OrgDocument
 from ragbook.pgserver import LocalCluster, ServerError
-from ragbook.pgstore import (DatabaseError, DatabaseUnavailable,
-                             PostgresStore, QueryTimeout, reader_role)
+from ragbook.pgstore import (
+    DatabaseError,
+    DatabaseUnavailable,
+    PostgresStore,
+    QueryTimeout,
+    reader_role,
+)
 
 DIM = 48
 HOSTILE = [
@@ -65,8 +71,12 @@ def unit(x):
 
 def org(doc_id, access, version, text, title="Note"):
     body = f"# {title}\n\n{text}\n"
-    meta = DocumentMeta(doc_id, access, version, datetime.date(2026, 1, 1)
-                        + datetime.timedelta(days=version))
+    meta = DocumentMeta(
+        doc_id,
+        access,
+        version,
+        datetime.date(2026, 1, 1) + datetime.timedelta(days=version),
+    )
     return OrgDocument(meta, parse_markdown(body, doc_id))
 
 
@@ -76,8 +86,9 @@ def by_sentence(documents):
 
 
 def store_at(dsn, schema, **options):
-    store = PostgresStore(dsn, HashEncoder(), schema=schema,
-                          chunker=by_sentence, **options)
+    store = PostgresStore(
+        dsn, HashEncoder(), schema=schema, chunker=by_sentence, **options
+    )
     store.clear()
     return store
 
@@ -128,15 +139,18 @@ def vectors_store(pg_cluster):
     rng = np.random.default_rng(3)
     vectors = unit(rng.standard_normal((2000, DIM)))
     vectors[10] = vectors[3]  # an exact tie
-    chunks = [Chunk(i, f"d{i % 40}", 0, 0, 1, f"row {i}")
-              for i in range(2000)]
-    meta = {f"d{j}": DocumentMeta(f"d{j}", ACCESS_LEVELS[j % 3], 1,
-                                  datetime.date(2026, 1, 1))
-            for j in range(40)}
+    chunks = [Chunk(i, f"d{i % 40}", 0, 0, 1, f"row {i}") for i in range(2000)]
+    meta = {
+        f"d{j}": DocumentMeta(
+            f"d{j}", ACCESS_LEVELS[j % 3], 1, datetime.date(2026, 1, 1)
+        )
+        for j in range(40)
+    }
     stores = {}
     for exact in (True, False):
-        store = PostgresStore(pg_cluster.dsn, HashEncoder(),
-                              schema=f"vectors_{int(exact)}", exact=exact)
+        store = PostgresStore(
+            pg_cluster.dsn, HashEncoder(), schema=f"vectors_{int(exact)}", exact=exact
+        )
         store.clear()
         store.load(chunks, meta, vectors=vectors)
         stores[exact] = store
@@ -155,8 +169,7 @@ def test_exact_search_equals_numpy_and_hnsw_recall(vectors_store):
         expected = numpy_top(vectors, ids, q, 10)
         got = stores[True].search_vector(q, 10)
         assert [h.chunk_id for h in got] == [i for i, _ in expected]
-        assert np.allclose([h.score for h in got],
-                           [s for _, s in expected], atol=1e-5)
+        assert np.allclose([h.score for h in got], [s for _, s in expected], atol=1e-5)
         approx = stores[False].search_vector(q, 10)
         found += len({h.chunk_id for h in approx} & {i for i, _ in expected})
     assert found / 300 >= 0.9
@@ -181,20 +194,20 @@ def test_batched_search_equals_single_searches(vectors_store):
 
 # ---- loading and bad input ----------------------------------------------
 def test_load_refuses_duplicates_and_wrong_dimensions_writing_nothing(
-        vectors_store, pg_cluster):
+    vectors_store, pg_cluster
+):
     store = vectors_store[0][True]
     before = store.n_chunks
     extra = [Chunk(5, "new", 0, 0, 1, "again")]
-    meta = {"new": DocumentMeta("new", "public", 1,
-                                datetime.date(2026, 1, 1))}
+    meta = {"new": DocumentMeta("new", "public", 1, datetime.date(2026, 1, 1))}
     with pytest.raises(ValueError, match="already holds"):
         store.load(extra, meta, vectors=unit(np.ones((1, DIM))))
     with pytest.raises(ValueError, match="dimensions.*vector\\(48\\)"):
-        store.load([Chunk(9999, "new", 0, 0, 1, "x")], meta,
-                   vectors=np.ones((1, 7)))
+        store.load([Chunk(9999, "new", 0, 0, 1, "x")], meta, vectors=np.ones((1, 7)))
     with pytest.raises(ValueError, match="no metadata"):
-        store.load([Chunk(9999, "absent", 0, 0, 1, "x")], meta,
-                   vectors=unit(np.ones((1, DIM))))
+        store.load(
+            [Chunk(9999, "absent", 0, 0, 1, "x")], meta, vectors=unit(np.ones((1, DIM)))
+        )
     with pytest.raises(ValueError, match="zero"):
         store.search_vector(np.zeros(DIM))
     assert store.n_chunks == before and "new" not in store.meta
@@ -206,20 +219,22 @@ def test_load_refuses_duplicates_and_wrong_dimensions_writing_nothing(
             return np.ones((len(texts), 64), np.float32)
 
     with pytest.raises(ValueError, match="vector\\(48\\)"):
-        PostgresStore(pg_cluster.dsn, Wide(), schema="vectors_1",
-                      dimension=64)
+        PostgresStore(pg_cluster.dsn, Wide(), schema="vectors_1", dimension=64)
     wide = PostgresStore(pg_cluster.dsn, Wide(), schema="vectors_1")
     with pytest.raises(ValueError, match="64 dimensions.*vector\\(48\\)"):
         wide.search("a question")
     wide.close()
 
 
-@pytest.mark.parametrize("dsn, error, match", [
-    ("", ValueError, "empty"),
-    ("host='unterminated", ValueError, "valid connection string"),
-    ("nonsense-without-equals", ValueError, "valid connection string"),
-    (42, TypeError, "dsn"),
-])
+@pytest.mark.parametrize(
+    "dsn, error, match",
+    [
+        ("", ValueError, "empty"),
+        ("host='unterminated", ValueError, "valid connection string"),
+        ("nonsense-without-equals", ValueError, "valid connection string"),
+        (42, TypeError, "dsn"),
+    ],
+)
 def test_bad_dsns_are_refused(dsn, error, match):
     with pytest.raises(error, match=match):
         PostgresStore(dsn, HashEncoder())
@@ -229,19 +244,23 @@ def test_wrong_port_and_wrong_password_are_clear(pg_cluster):
     from ragbook.pgserver import free_port
 
     with pytest.raises(DatabaseUnavailable, match="cannot connect"):
-        PostgresStore(f"host=127.0.0.1 port={free_port()} user=postgres "
-                      "connect_timeout=3", HashEncoder())
+        PostgresStore(
+            f"host=127.0.0.1 port={free_port()} user=postgres connect_timeout=3",
+            HashEncoder(),
+        )
     wrong = pg_cluster.dsn.replace(pg_cluster.password, "not-the-password")
-    with pytest.raises(DatabaseUnavailable,
-                       match="password authentication failed"):
+    with pytest.raises(DatabaseUnavailable, match="password authentication failed"):
         PostgresStore(wrong, HashEncoder())
 
 
 # ---- row-level security -------------------------------------------------
-LEVEL_SETS = [frozenset(c) for n in range(0, 4)
-              for c in itertools.combinations(ACCESS_LEVELS, n)]
-WORDS = ("refund warranty margin supplier shipping filter fan error "
-         "display return policy price delivery motor cost review").split()
+LEVEL_SETS = [
+    frozenset(c) for n in range(0, 4) for c in itertools.combinations(ACCESS_LEVELS, n)
+]
+WORDS = (
+    "refund warranty margin supplier shipping filter fan error "
+    "display return policy price delivery motor cost review"
+).split()
 
 
 @pytest.fixture(scope="module")
@@ -252,8 +271,9 @@ def rls_store(pg_cluster):
         level = ACCESS_LEVELS[int(rng.integers(3))]
         sentences = [" ".join(rng.choice(WORDS, 6)) + "." for _ in range(4)]
         documents.append(org(f"doc-{j}", level, 1, " ".join(sentences)))
-    store = PostgresStore(pg_cluster.dsn, HashEncoder(), schema="rls",
-                          chunker=by_sentence)
+    store = PostgresStore(
+        pg_cluster.dsn, HashEncoder(), schema="rls", chunker=by_sentence
+    )
     store.clear()
     store.add(documents)
     store.build_index()
@@ -267,12 +287,13 @@ def test_rls_property_10000_cases_no_restricted_chunk(rls_store):
     chunks = store.chunks
     level_of = {cid: access[c.doc_id] for cid, c in chunks.items()}
     rng = np.random.default_rng(12)
-    queries = [" ".join(rng.choice(WORDS, int(rng.integers(1, 5))))
-               for _ in range(1250 - len(HOSTILE))] + HOSTILE
+    queries = [
+        " ".join(rng.choice(WORDS, int(rng.integers(1, 5))))
+        for _ in range(1250 - len(HOSTILE))
+    ] + HOSTILE
     vectors = unit(HashEncoder().encode(queries))
     all_ids = sorted(chunks)
-    matrix = unit(HashEncoder().encode(
-        [chunks[i].indexed_text for i in all_ids]))
+    matrix = unit(HashEncoder().encode([chunks[i].indexed_text for i in all_ids]))
     cases = restricted = 0
     k = 8
     for levels in LEVEL_SETS:
@@ -282,8 +303,7 @@ def test_rls_property_10000_cases_no_restricted_chunk(rls_store):
         rows = np.array([all_ids.index(i) for i in readable], dtype=int)
         for q, hits in zip(vectors, results):
             cases += 1
-            restricted += sum(level_of[h.chunk_id] not in levels
-                              for h in hits)
+            restricted += sum(level_of[h.chunk_id] not in levels for h in hits)
             assert len(hits) == min(k, len(readable))
             if hits:  # every hit scores at least NumPy's k-th readable
                 kth = np.sort(matrix[rows] @ q)[::-1][len(hits) - 1]
@@ -293,8 +313,9 @@ def test_rls_property_10000_cases_no_restricted_chunk(rls_store):
         for levels in LEVEL_SETS[1:]:
             user = User("u", levels)
             hits = store.search_for(user, text, 50)
-            assert all(h.access in levels and
-                       access[h.chunk.doc_id] in levels for h in hits)
+            assert all(
+                h.access in levels and access[h.chunk.doc_id] in levels for h in hits
+            )
         store.text_search(text, 5)
     assert store.n_chunks == len(chunks) and len(store) == 60
 
@@ -303,25 +324,37 @@ def test_rls_holds_however_the_sql_is_written(rls_store, pg_cluster):
     store, access = rls_store
     with psycopg.connect(pg_cluster.dsn, autocommit=True) as admin:
         admin.execute("DROP ROLE IF EXISTS rls_customer")
-        admin.execute("CREATE ROLE rls_customer LOGIN PASSWORD 'pw' IN "
-                      f"ROLE {reader_role(['public'])}")
-    dsn = re.sub(r"user=\S+ password=\S+", "user=rls_customer password=pw",
-                 pg_cluster.dsn)
-    public = sum(1 for c in store.chunks.values()
-                 if access[c.doc_id] == "public")
+        admin.execute(
+            "CREATE ROLE rls_customer LOGIN PASSWORD 'pw' IN "
+            f"ROLE {reader_role(['public'])}"
+        )
+    dsn = re.sub(
+        r"user=\S+ password=\S+", "user=rls_customer password=pw", pg_cluster.dsn
+    )
+    public = sum(1 for c in store.chunks.values() if access[c.doc_id] == "public")
     with psycopg.connect(dsn, autocommit=True) as conn:
-        seen = conn.execute("SELECT access, count(*) FROM rls.chunks "
-                            "GROUP BY access").fetchall()
+        seen = conn.execute(
+            "SELECT access, count(*) FROM rls.chunks GROUP BY access"
+        ).fetchall()
         assert seen == [("public", public)]
-        assert conn.execute("SELECT count(*) FROM rls.chunks WHERE "
-                            "access <> 'public' OR true").fetchone()[0] \
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM rls.chunks WHERE access <> 'public' OR true"
+            ).fetchone()[0]
             == public
-        assert conn.execute("SELECT count(*) FROM rls.documents WHERE "
-                            "access = 'finance'").fetchone()[0] == 0
-        for attack in ("SET ROLE ragbook_reader_finance",
-                       "SET ROLE postgres",
-                       "ALTER TABLE rls.chunks DISABLE ROW LEVEL SECURITY",
-                       "UPDATE rls.chunks SET access = 'public'"):
+        )
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM rls.documents WHERE access = 'finance'"
+            ).fetchone()[0]
+            == 0
+        )
+        for attack in (
+            "SET ROLE ragbook_reader_finance",
+            "SET ROLE postgres",
+            "ALTER TABLE rls.chunks DISABLE ROW LEVEL SECURITY",
+            "UPDATE rls.chunks SET access = 'public'",
+        ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(attack)
     with psycopg.connect(pg_cluster.dsn, autocommit=True) as admin:
@@ -337,17 +370,23 @@ def test_a_user_without_levels_sees_nothing(rls_store):
 
 # ---- freshness ----------------------------------------------------------
 def version_text(version, sentences):
-    return " ".join(f"Marker v{version} sentence {i} refund window."
-                    for i in range(sentences))
+    return " ".join(
+        f"Marker v{version} sentence {i} refund window." for i in range(sentences)
+    )
 
 
 def test_updates_and_deletes_are_visible_to_the_next_query(pg_cluster):
     store = store_at(pg_cluster.dsn, "fresh")
-    store.add([org("policy", "public", 1, version_text(1, 3)),
-               org("memo", "finance", 1, "Margins are forty percent.")])
+    store.add(
+        [
+            org("policy", "public", 1, version_text(1, 3)),
+            org("memo", "finance", 1, "Margins are forty percent."),
+        ]
+    )
     customer = User("c", ["public"])
-    assert {h.chunk.text.split()[1] for h in
-            store.search_for(customer, "refund window", 10)} == {"v1"}
+    assert {
+        h.chunk.text.split()[1] for h in store.search_for(customer, "refund window", 10)
+    } == {"v1"}
     store.replace(org("policy", "public", 2, version_text(2, 5)))
     hits = store.search_for(customer, "refund window", 10)
     assert {h.chunk.text.split()[1] for h in hits} == {"v2"}
@@ -363,14 +402,18 @@ def test_updates_and_deletes_are_visible_to_the_next_query(pg_cluster):
     with pytest.raises(ValueError, match="already holds"):
         store.add(org("policy", "public", 9, "x"))
     assert store.search("margins forty percent", 10) == [
-        h for h in store.search("margins forty percent", 10)
-        if store.chunks[h.chunk_id].doc_id == "policy"]
+        h
+        for h in store.search("margins forty percent", 10)
+        if store.chunks[h.chunk_id].doc_id == "policy"
+    ]
     with psycopg.connect(pg_cluster.dsn) as conn:  # the schema refuses a
         with pytest.raises(psycopg.errors.ForeignKeyViolation):  # stale row
-            conn.execute("INSERT INTO fresh.chunks (id, doc_id, version, "
-                         "access, section, start_at, end_at, text, header, "
-                         "embedding) SELECT 10000, doc_id, 2, access, 0, 0, "
-                         "1, 'old', '', embedding FROM fresh.chunks LIMIT 1")
+            conn.execute(
+                "INSERT INTO fresh.chunks (id, doc_id, version, "
+                "access, section, start_at, end_at, text, header, "
+                "embedding) SELECT 10000, doc_id, 2, access, 0, 0, "
+                "1, 'old', '', embedding FROM fresh.chunks LIMIT 1"
+            )
     store.close()
 
 
@@ -378,8 +421,9 @@ def test_a_reader_never_sees_half_a_rewrite(pg_cluster):
     writer = store_at(pg_cluster.dsn, "rewrite")
     sizes = {v: 2 + v % 5 for v in range(1, 40)}
     writer.add(org("policy", "public", 1, version_text(1, sizes[1])))
-    reader = PostgresStore(pg_cluster.dsn, HashEncoder(), schema="rewrite",
-                           create=False)
+    reader = PostgresStore(
+        pg_cluster.dsn, HashEncoder(), schema="rewrite", create=False
+    )
     seen, stop, errors = [], threading.Event(), []
 
     def read():
@@ -387,19 +431,24 @@ def test_a_reader_never_sees_half_a_rewrite(pg_cluster):
         try:
             while not stop.is_set():
                 hits = reader.search_for(customer, "refund window marker", 50)
-                seen.append(({h.chunk.text.split()[1] for h in hits}
-                             | {f"v{h.version}" for h in hits}, len(hits)))
+                seen.append(
+                    (
+                        {h.chunk.text.split()[1] for h in hits}
+                        | {f"v{h.version}" for h in hits},
+                        len(hits),
+                    )
+                )
                 chunks = list(reader.chunks.values())
-                seen.append(({c.text.split()[1] for c in chunks},
-                             len(chunks)))
+                seen.append(({c.text.split()[1] for c in chunks}, len(chunks)))
         except Exception as error:  # reported below
             errors.append(error)
 
     thread = threading.Thread(target=read)
     thread.start()
     for version in range(2, 40):
-        writer.replace(org("policy", "public", version,
-                           version_text(version, sizes[version])))
+        writer.replace(
+            org("policy", "public", version, version_text(version, sizes[version]))
+        )
     stop.set()
     thread.join()
     assert not errors
@@ -415,8 +464,7 @@ def test_a_reader_never_sees_half_a_rewrite(pg_cluster):
     reader.close()
 
 
-def test_retried_write_after_a_dropped_connection_is_written_once(
-        pg_cluster):
+def test_retried_write_after_a_dropped_connection_is_written_once(pg_cluster):
     store = store_at(pg_cluster.dsn, "retry")
     store.add(org("policy", "public", 1, version_text(1, 3)))
     with psycopg.connect(pg_cluster.dsn, autocommit=True) as admin:
@@ -425,8 +473,9 @@ def test_retried_write_after_a_dropped_connection_is_written_once(
     store.replace(org("policy", "public", 2, version_text(2, 4)))
     assert store.meta["policy"].version == 2 and store.n_chunks == 4
     with psycopg.connect(pg_cluster.dsn, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)",
-                      (store._conn.info.backend_pid,))
+        admin.execute(
+            "SELECT pg_terminate_backend(%s)", (store._conn.info.backend_pid,)
+        )
     assert len(store.search("refund", 10)) == 4  # a read is retried
     store.close()
 
@@ -453,15 +502,13 @@ def test_a_server_killed_mid_write_is_a_clear_error():
 
         def replace():
             try:
-                store.replace(org("policy", "public", 2,
-                                  version_text(2, 4)))
+                store.replace(org("policy", "public", 2, version_text(2, 4)))
                 outcome.append("written")
             except DatabaseError as error:
                 outcome.append(error)
 
         locker = psycopg.connect(cluster.dsn)
-        locker.execute("LOCK TABLE ragbook.documents IN ACCESS "
-                       "EXCLUSIVE MODE")
+        locker.execute("LOCK TABLE ragbook.documents IN ACCESS EXCLUSIVE MODE")
         thread = threading.Thread(target=replace)
         thread.start()
         time.sleep(0.5)  # the replace now waits inside the server
@@ -487,16 +534,16 @@ def test_the_pipeline_answers_from_postgres_under_rls(pg_cluster):
     store.clear()
     store.add(latest)
     reader = ExtractiveGenerator(idf_lookup(memory.chunks))
-    customer, analyst = User("c", ["public"]), User("a", ["public",
-                                                          "finance"])
+    customer, analyst = User("c", ["public"]), User("a", ["public", "finance"])
     question = "What is the gross margin on the AP-200?"
     for user in (customer, analyst):
         answer = store.answer(question, user, reader, k=5)
         docs = {r.chunk.doc_id for r in answer.retrieved}
         levels = {store.meta[d].access for d in docs}
         assert levels <= user.levels
-    assert "supplier-margins" in {r.chunk.doc_id for r in store.answer(
-        question, analyst, reader, k=5).retrieved}
+    assert "supplier-margins" in {
+        r.chunk.doc_id for r in store.answer(question, analyst, reader, k=5).retrieved
+    }
     store.close()
 
 
@@ -508,23 +555,23 @@ def test_a_streaming_replica_serves_reads_with_measured_lag(pg_cluster):
     try:
         with psycopg.connect(replica.dsn) as conn:
             assert conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]
-        mirror = PostgresStore(replica.dsn, HashEncoder(),
-                               schema="replicated", create=False)
+        mirror = PostgresStore(
+            replica.dsn, HashEncoder(), schema="replicated", create=False
+        )
         primary.replace(org("policy", "public", 2, version_text(2, 4)))
         with psycopg.connect(pg_cluster.dsn) as conn:
-            lsn = conn.execute("SELECT pg_current_wal_insert_lsn()"
-                               ).fetchone()[0]
+            lsn = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
         started = time.perf_counter()
         with psycopg.connect(replica.dsn, autocommit=True) as conn:
-            while not conn.execute("SELECT pg_last_wal_replay_lsn() >= %s",
-                                   (lsn,)).fetchone()[0]:
+            while not conn.execute(
+                "SELECT pg_last_wal_replay_lsn() >= %s", (lsn,)
+            ).fetchone()[0]:
                 assert time.perf_counter() - started < 30
                 time.sleep(0.005)
         lag = time.perf_counter() - started
         assert 0 <= lag < 30
         assert mirror.meta["policy"].version == 2
-        assert mirror.search("refund window", 10) == \
-            primary.search("refund window", 10)
+        assert mirror.search("refund window", 10) == primary.search("refund window", 10)
         with pytest.raises(DatabaseError, match="read-only replica"):
             mirror.delete("policy")
         mirror.close()
@@ -540,37 +587,38 @@ def test_shards_merge_to_the_same_top_k_as_one_server(pg_cluster):
     vectors = unit(rng.standard_normal((3000, DIM)))
     vectors[2999] = vectors[1]  # a tie across shards, most likely
     ids = list(range(3000))
-    one = PostgresStore(pg_cluster.dsn, HashEncoder(), schema="single",
-                        exact=True)
+    one = PostgresStore(pg_cluster.dsn, HashEncoder(), schema="single", exact=True)
     one.clear()
-    one.load([Chunk(i, "d", 0, 0, 1, f"t{i}") for i in ids],
-             {"d": DocumentMeta("d", "public", 1,
-                                datetime.date(2026, 1, 1))},
-             vectors=vectors)
+    one.load(
+        [Chunk(i, "d", 0, 0, 1, f"t{i}") for i in ids],
+        {"d": DocumentMeta("d", "public", 1, datetime.date(2026, 1, 1))},
+        vectors=vectors,
+    )
     with LocalCluster() as a, LocalCluster() as b:
-        shards = ShardedStore(pg_cluster.dsn, [a.dsn, b.dsn], DIM,
-                              index=False)
+        shards = ShardedStore(pg_cluster.dsn, [a.dsn, b.dsn], DIM, index=False)
         counts = shards.load(ids, [f"t{i}" for i in ids], vectors)
         assert sum(counts.values()) == 3000 and min(counts.values()) > 1000
         with psycopg.connect(pg_cluster.dsn) as conn:  # hash routing is
-            expected = dict(conn.execute(  # PostgreSQL's own
-                "SELECT tableoid::regclass::text, count(*) FROM "
-                "sharded.chunks GROUP BY 1").fetchall())
-        assert expected == {f"sharded.chunks_{i}": n
-                            for i, n in counts.items()}
-        assert all("LIMIT" in sql and "ORDER BY" in sql
-                   for sql in shards.explain(5))
+            expected = dict(
+                conn.execute(  # PostgreSQL's own
+                    "SELECT tableoid::regclass::text, count(*) FROM "
+                    "sharded.chunks GROUP BY 1"
+                ).fetchall()
+            )
+        assert expected == {f"sharded.chunks_{i}": n for i, n in counts.items()}
+        assert all("LIMIT" in sql and "ORDER BY" in sql for sql in shards.explain(5))
         queries = unit(rng.standard_normal((25, DIM)))
         queries[0] = vectors[1]
         for q in queries:
             for k in (1, 5, 10):
                 merged = shards.search_vector(q, k)
                 single = one.search_vector(q, k)
-                assert [h.chunk_id for h in merged] == \
-                    [h.chunk_id for h in single] == \
-                    [i for i, _ in numpy_top(vectors, ids, q, k)]
-                assert np.allclose([h.score for h in merged],
-                                   [h.score for h in single])
+                assert (
+                    [h.chunk_id for h in merged]
+                    == [h.chunk_id for h in single]
+                    == [i for i, _ in numpy_top(vectors, ids, q, k)]
+                )
+                assert np.allclose([h.score for h in merged], [h.score for h in single])
         shards.close()
     one.close()
 
@@ -580,21 +628,30 @@ def test_ragbook_ask_with_the_postgres_store(pg_cluster, tmp_path, capsys):
     from ragbook.cli import main
 
     for name, text in {
-            "mars": "# Mars\n\nMars has two moons, Phobos and Deimos.\n",
-            "venus": "# Venus\n\nA day on Venus lasts longer than its "
-                     "year.\n",
-            "rings": "# Saturn\n\nSaturn has rings of ice and rock.\n",
-            }.items():
+        "mars": "# Mars\n\nMars has two moons, Phobos and Deimos.\n",
+        "venus": "# Venus\n\nA day on Venus lasts longer than its year.\n",
+        "rings": "# Saturn\n\nSaturn has rings of ice and rock.\n",
+    }.items():
         (tmp_path / f"{name}.md").write_text(text)
-    common = ["ask", "Which moons does Mars have?", "--documents",
-              str(tmp_path), "--retriever", "embedder", "--no-cache"]
+    common = [
+        "ask",
+        "Which moons does Mars have?",
+        "--documents",
+        str(tmp_path),
+        "--retriever",
+        "embedder",
+        "--no-cache",
+    ]
     outputs = {}
-    for store in (["--store", "memory"],
-                  ["--store", "postgres", "--dsn", pg_cluster.dsn]):
+    for store in (
+        ["--store", "memory"],
+        ["--store", "postgres", "--dsn", pg_cluster.dsn],
+    ):
         assert main(common + store) == 0
         text = capsys.readouterr().out
-        outputs[store[1]] = [line.split("(chunk")[1] for line in
-                             text.splitlines() if "(chunk" in line]
+        outputs[store[1]] = [
+            line.split("(chunk")[1] for line in text.splitlines() if "(chunk" in line
+        ]
     assert outputs["postgres"] == outputs["memory"] and outputs["memory"]
     assert main(common + ["--store", "postgres", "--dsn", "nonsense"]) == 2
     assert "valid connection string" in capsys.readouterr().err

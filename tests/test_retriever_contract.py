@@ -76,7 +76,9 @@ def _postgres_store(exact):
 
     chunks = [Chunk(i, f"doc{i}", 0, 0, len(t), t) for i, t in enumerate(TEXTS)]
     schema = "contract_exact" if exact else "contract_hnsw"
-    return PostgresStore.from_chunks(_PG["dsn"], _minilm().encoder, chunks, schema=schema, exact=exact)
+    return PostgresStore.from_chunks(
+        _PG["dsn"], _minilm().encoder, chunks, schema=schema, exact=exact
+    )
 
 
 def _constant(query, ids):
@@ -106,7 +108,15 @@ ON_TEXTS = [name for name in BUILDERS if name != "store"]
 # IVF returns only what its probed lists hold; fusion's scores are rank sums, so a
 # filtered fusion is a fusion of filtered lists, not the full fusion filtered
 EVERY_CANDIDATE = [name for name in BUILDERS if name != "lsa ivf"]
-FILTER_IS_RESTRICTION = ["bm25", "tfidf", "lsa exact", "minilm", "store", "postgres hnsw", "postgres exact"]
+FILTER_IS_RESTRICTION = [
+    "bm25",
+    "tfidf",
+    "lsa exact",
+    "minilm",
+    "store",
+    "postgres hnsw",
+    "postgres exact",
+]
 
 
 def retriever(name):
