@@ -146,6 +146,20 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="the language model of --reader llm: qwen2.5-1.5b (default), "
         "qwen2.5-0.5b, or a .gguf file (also $RAGBOOK_GGUF)",
     )
+    parser.add_argument(
+        "--store",
+        choices=("memory", "postgres"),
+        default="memory",
+        help="where the MiniLM vectors live: memory, or PostgreSQL with "
+        "pgvector (--dsn or RAGBOOK_PG_DSN, else a throwaway local "
+        "server)",
+    )
+    parser.add_argument(
+        "--dsn",
+        default=None,
+        help="PostgreSQL connection string for --store postgres "
+        "(default: RAGBOOK_PG_DSN)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -216,6 +230,7 @@ def _pipeline(args) -> RAGPipeline:
         glossary=glossary,
         cache=not args.no_cache,
         model=args.model,
+        store=getattr(args, "pg_store", None),
     )
 
 
@@ -232,7 +247,26 @@ def _setup(args) -> str:
         reader = f"llm reader ({args.model or 'the default model'})"
     else:
         reader = f"{args.reader} reader"
-    return f"{args.retriever}, {reader}, glossary {_glossary_choice(args)}"
+    where = ", vectors in PostgreSQL" if args.store == "postgres" else ""
+    return f"{args.retriever}{where}, {reader}, glossary {_glossary_choice(args)}"
+
+
+def _with_store(run, args, out) -> int:
+    """Run a command; with --store postgres, its vectors in PostgreSQL."""
+    if args.store != "postgres":
+        if args.dsn is not None:
+            raise ValueError("--dsn needs --store postgres")
+        return run(args, out)
+    if args.retriever not in ("embedder", "hybrid"):
+        raise ValueError(
+            "--store postgres holds MiniLM vectors: use "
+            "--retriever embedder or hybrid, not "
+            f"{args.retriever}"
+        )
+    from .pgstore import store_factory
+
+    with store_factory(args.dsn) as args.pg_store:
+        return run(args, out)
 
 
 def _ask(args, out) -> int:
@@ -364,11 +398,8 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
         argv = validate.texts(argv, "argv")
     args = build_parser().parse_args(argv)
     try:
-        return _ask(args, out) if args.command == "ask" else _evaluate(args, out)
-    except ValueError as error:
-        print(f"ragbook: error: {error}", file=sys.stderr)
-        return 2
-    except ModelError as error:
+        return _with_store(_ask if args.command == "ask" else _evaluate, args, out)
+    except (ValueError, ModelError, RuntimeError, ConnectionError) as error:
         print(f"ragbook: error: {error}", file=sys.stderr)
         return 2
     except ImportError as error:

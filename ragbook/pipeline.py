@@ -131,6 +131,7 @@ def make_retriever(
     probes: int = 1,
     depth: int = 50,
     cache: bool = False,
+    store: Callable | None = None,
 ) -> Retriever:
     """A retriever over the chunks' indexed text: one of :data:`RETRIEVERS`.
 
@@ -138,6 +139,8 @@ def make_retriever(
     ``probes``); ``hybrid`` fuses BM25 with the MiniLM embedder by reciprocal rank
     fusion of their top ``depth``. With ``cache`` the MiniLM vectors of the chunks are
     kept on disk (:class:`~ragbook.embedder.CachedEncoder`).
+    ``store(encoder, chunks)`` puts the MiniLM vectors elsewhere, e.g. in
+    PostgreSQL (:class:`~ragbook.pgstore.PostgresStore`, chapter 15).
     """
     validate.text(name, "name")
     if name not in RETRIEVERS:
@@ -164,7 +167,12 @@ def make_retriever(
         from .embedder import CachedEncoder, load_minilm
 
         encoder = CachedEncoder(load_minilm()) if cache else load_minilm()
-        dense = DenseRetriever(encoder, texts, lists=lists, probes=probes)
+        if store is not None:
+            if lists is not None:
+                raise ValueError("a store keeps its own index: no lists")
+            dense = store(encoder, _chunks(chunks))
+        else:
+            dense = DenseRetriever(encoder, texts, lists=lists, probes=probes)
         if name == "embedder":
             return dense
         from .fusion import HybridRetriever
@@ -261,7 +269,8 @@ class RAGPipeline:
     ``model`` names it, see :func:`ragbook.llm.model_file`), whose prompts are packed
     into its context window, counted in its own tokens. ``glossary`` (any question
     rewrite) shapes the retrieval query and the semantic reader's question; ``cache``
-    keeps MiniLM chunk vectors on disk between runs.
+    keeps MiniLM chunk vectors on disk between runs; ``store`` puts them elsewhere (see
+    :func:`make_retriever`).
     """
 
     def __init__(
@@ -281,6 +290,7 @@ class RAGPipeline:
         glossary: Callable[[str], str] | None = None,
         cache: bool = False,
         model: str | None = None,
+        store: Callable | None = None,
     ):
         for name, value in (
             ("chunker", chunker),
@@ -342,9 +352,9 @@ class RAGPipeline:
                 f"a model applies to the llm reader only, not to the {reader} reader"
             )
         self.model = model
-        self.reader_abstain_below: float | None = (
-            None  # the offline reader's abstention score, once indexed
-        )
+        self.store = store  # store(encoder, chunks): dense retriever
+        # the offline reader's abstention score, once indexed
+        self.reader_abstain_below: float | None = None
         self.documents: list[Document] = []
         self.chunks: list[Chunk] = []
         self.retriever = None
@@ -384,6 +394,7 @@ class RAGPipeline:
             self.lists,
             self.probes,
             cache=self.cache,
+            store=self.store,
         )
         if self.generator is None and self.reader == "semantic":
             from .embedder import load_minilm

@@ -1,9 +1,12 @@
 """Test-session settings: MiniLM chunk vectors are cached in a scratch folder, never in
-the user's home."""
+the user's home; one throwaway PostgreSQL cluster serves the database tests and is
+stopped at the end."""
 
 import os
 import shutil
 import tempfile
+
+import pytest
 
 _SCRATCH = []
 
@@ -15,5 +18,19 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
+    from ragbook.pgserver import stop_all
+
+    stop_all()  # any PostgreSQL server a test started and left running
     for folder in _SCRATCH:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """One throwaway PostgreSQL cluster for the session's database tests,
+    on a free port of 127.0.0.1, stopped (and its folder removed) at the
+    end; tests that stop or kill a server start their own."""
+    from ragbook.pgserver import LocalCluster
+
+    with LocalCluster() as cluster:
+        yield cluster

@@ -105,3 +105,35 @@ def test_results_files_parse_as_strict_json():
     for name in render.DOCUMENTED_KEYS:
         text = (BENCHMARKS / "results" / f"{name}.json").read_text(encoding="utf-8")
         json.loads(text, parse_constant=lambda c: pytest.fail(f"{name}.json holds {c}"))
+
+
+def test_postgres_results_have_the_figures_chapter_15_reads():
+    """benchmarks/results/postgres.json (benchmarks/postgres.py): the keys chapter 15
+    reads, finite numbers."""
+    data = json.loads(
+        (BENCHMARKS / "results" / "postgres.json").read_text(encoding="utf-8")
+    )
+    assert data["run"]["benchmark"] == "postgres"
+    vec = data["vectors"]
+    assert vec["n"] >= 20_000 and vec["dimensions"] == 384
+    for system in ("postgres", "faiss_hnsw"):
+        rows = vec[system]["ef_search"]
+        assert set(rows) >= {"10", "40", "320"}
+        for row in rows.values():
+            assert 0 <= row["recall"] <= 1 and 0 < row["median_ms"] <= row["p99_ms"]
+    for key in ("load_rows_per_s", "hnsw_build_s"):
+        assert math.isfinite(vec["postgres"][key]) and vec["postgres"][key] > 0
+    assert vec["ragbook_exact"]["recall"] == 1.0
+    assert vec["replica"]["replay_lag_median_ms"] >= 0
+    assert (
+        vec["shards"]["shards"] == 2 and sum(vec["shards"]["rows"].values()) == vec["n"]
+    )
+    labelled = data["labelled"]
+    for name in (
+        "ragbook exact (MiniLM)",
+        "postgres HNSW, ef_search 1000",
+        "ragbook BM25",
+        "postgres ts_rank_cd, all terms",
+        "postgres ts_rank_cd, any term",
+    ):
+        assert 0 <= labelled[name]["recall@10"] <= 1

@@ -6,7 +6,9 @@ candidates when k is larger than the collection), equal scores in chunk-id order
 ``allowed`` applied before ranking (the top k among the allowed chunks, so never short
 when enough are allowed), the same hits for the same call, and refuse empty or malformed
 queries and cut-offs. The collection holds two pairs of identical texts, so ties are
-certain, not left to chance.
+certain, not left to chance. The PostgreSQL store runs the same cases on a throwaway
+local cluster (the session's ``pg_cluster``), once with its HNSW index and once with
+exact scans.
 """
 
 import functools
@@ -16,6 +18,7 @@ import numpy as np
 import pytest
 
 from ragbook.bm25 import BM25
+from ragbook.chunking import Chunk
 from ragbook.dense import DenseRetriever
 from ragbook.fusion import HybridRetriever, RerankedRetriever
 from ragbook.lsa import LSA
@@ -56,6 +59,28 @@ def _store():
     return store
 
 
+_PG = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _postgres(pg_cluster):
+    _PG["dsn"] = pg_cluster.dsn
+    yield
+    for name in [n for n in BUILDERS if n.startswith("postgres")]:
+        if name in _BUILT:
+            _BUILT.pop(name).close()
+
+
+def _postgres_store(exact):
+    from ragbook.pgstore import PostgresStore
+
+    chunks = [Chunk(i, f"doc{i}", 0, 0, len(t), t) for i, t in enumerate(TEXTS)]
+    schema = "contract_exact" if exact else "contract_hnsw"
+    return PostgresStore.from_chunks(
+        _PG["dsn"], _minilm().encoder, chunks, schema=schema, exact=exact
+    )
+
+
 def _constant(query, ids):
     return np.ones(
         len(ids)
@@ -75,17 +100,29 @@ BUILDERS = {
         BM25.from_texts(TEXTS), _constant, depth=len(TEXTS)
     ),
     "store": _store,
+    "postgres hnsw": lambda: _postgres_store(False),
+    "postgres exact": lambda: _postgres_store(True),
 }
+_BUILT = {}
 ON_TEXTS = [name for name in BUILDERS if name != "store"]
 # IVF returns only what its probed lists hold; fusion's scores are rank sums, so a
 # filtered fusion is a fusion of filtered lists, not the full fusion filtered
 EVERY_CANDIDATE = [name for name in BUILDERS if name != "lsa ivf"]
-FILTER_IS_RESTRICTION = ["bm25", "tfidf", "lsa exact", "minilm", "store"]
+FILTER_IS_RESTRICTION = [
+    "bm25",
+    "tfidf",
+    "lsa exact",
+    "minilm",
+    "store",
+    "postgres hnsw",
+    "postgres exact",
+]
 
 
-@functools.lru_cache(maxsize=None)
 def retriever(name):
-    return BUILDERS[name]()
+    if name not in _BUILT:
+        _BUILT[name] = BUILDERS[name]()
+    return _BUILT[name]
 
 
 def size(name):

@@ -1,0 +1,659 @@
+"""The PostgreSQL store on a real server (ragbook/pgserver.py, pgstore.py,
+pgshards.py): the cluster helper, exact and HNSW search against NumPy,
+bulk loading, bad input, row-level security (a property test of 10,000
+cases, with hostile SQL as query text), freshness under concurrent
+rewrites, a streaming replica, shards through postgres_fdw, and faults
+(a killed server, a dropped connection, a statement timeout).
+
+Expected results come from NumPy's exact search over the same vectors and
+from PostgreSQL's own catalogues, never from the store. Vectors come from
+a small hashing encoder defined here (MiniLM where the pipeline needs it).
+"""
+
+import datetime
+import hashlib
+import itertools
+import os
+import re
+import threading
+import time
+
+import numpy as np
+import psycopg
+import pytest
+
+from ragbook.access import User
+from ragbook.chunking import Chunk, sentence_chunks
+from ragbook.documents import parse_markdown
+from ragbook.orgdocs import ACCESS_LEVELS, DocumentMeta, OrgDocument
+from ragbook.pgserver import LocalCluster, ServerError
+from ragbook.pgstore import (
+    DatabaseError,
+    DatabaseUnavailable,
+    PostgresStore,
+    QueryTimeout,
+    reader_role,
+)
+
+DIM = 48
+HOSTILE = [
+    "'; DROP TABLE ragbook.chunks; --",
+    "x' OR '1'='1",
+    "1; SET ROLE postgres; SELECT * FROM pg_authid",
+    "RESET ROLE; SELECT text FROM chunks WHERE access = 'finance'",
+    "$$ || pg_sleep(5) || $$",
+    "\\x00 \x00 NUL byte",
+    "') UNION SELECT id, 1.0 FROM chunks --",
+    "access = 'finance' OR true",
+]
+
+
+class HashEncoder:
+    """Words hashed into DIM buckets with signs: similar texts, similar
+    vectors; the same text, the same vector."""
+
+    dimension = DIM
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), DIM), np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()) or ["empty"]:
+                h = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                out[row, h[0] % DIM] += 1.0 if h[1] % 2 else -1.0
+                out[row, h[2] % DIM] += 0.5
+        return out
+
+
+def unit(x):
+    x = np.asarray(x, np.float32)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def org(doc_id, access, version, text, title="Note"):
+    body = f"# {title}\n\n{text}\n"
+    meta = DocumentMeta(
+        doc_id,
+        access,
+        version,
+        datetime.date(2026, 1, 1) + datetime.timedelta(days=version),
+    )
+    return OrgDocument(meta, parse_markdown(body, doc_id))
+
+
+def by_sentence(documents):
+    """One chunk per sentence of the tests' documents (six to eight words)."""
+    return sentence_chunks(documents, 8)
+
+
+def store_at(dsn, schema, **options):
+    store = PostgresStore(
+        dsn, HashEncoder(), schema=schema, chunker=by_sentence, **options
+    )
+    store.clear()
+    return store
+
+
+def numpy_top(vectors, ids, query, k):
+    """Exact top k by inner product, ties by id (the reference)."""
+    scores = vectors @ query
+    order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))
+    return [(ids[i], float(scores[i])) for i in order[:k]]
+
+
+# ---- the cluster --------------------------------------------------------
+def test_cluster_binds_loopback_only_and_runs_unprivileged(pg_cluster):
+    with psycopg.connect(pg_cluster.dsn) as conn:
+        listen = conn.execute("SHOW listen_addresses").fetchone()[0]
+        sockets = conn.execute("SHOW unix_socket_directories").fetchone()
+        data = conn.execute("SHOW data_directory").fetchone()[0]
+    assert listen == "127.0.0.1" and sockets[0] == ""
+    status = open(f"/proc/{pg_cluster.process.pid}/status").read()
+    uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
+    assert uid != 0 and os.stat(data).st_uid == uid
+    if os.geteuid() != 0:
+        assert uid == os.geteuid()
+
+
+def test_stop_ends_the_server_and_removes_its_folder():
+    cluster = LocalCluster().start()
+    folder, process = cluster.folder, cluster.process
+    with psycopg.connect(cluster.dsn) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+    cluster.stop()
+    assert process.poll() is not None and not folder.exists()
+    cluster.stop()  # the second stop does nothing
+
+
+def test_a_server_that_will_not_start_is_a_clear_error():
+    cluster = LocalCluster({"shared_buffers": "lots"})
+    with pytest.raises(ServerError, match="(?s)did not start.*shared_buffers"):
+        cluster.start()
+    assert cluster.folder is None and not cluster.running
+    with pytest.raises(TypeError, match="settings"):
+        LocalCluster(["fsync=off"])
+
+
+# ---- search against NumPy -----------------------------------------------
+@pytest.fixture(scope="module")
+def vectors_store(pg_cluster):
+    rng = np.random.default_rng(3)
+    vectors = unit(rng.standard_normal((2000, DIM)))
+    vectors[10] = vectors[3]  # an exact tie
+    chunks = [Chunk(i, f"d{i % 40}", 0, 0, 1, f"row {i}") for i in range(2000)]
+    meta = {
+        f"d{j}": DocumentMeta(
+            f"d{j}", ACCESS_LEVELS[j % 3], 1, datetime.date(2026, 1, 1)
+        )
+        for j in range(40)
+    }
+    stores = {}
+    for exact in (True, False):
+        store = PostgresStore(
+            pg_cluster.dsn, HashEncoder(), schema=f"vectors_{int(exact)}", exact=exact
+        )
+        store.clear()
+        store.load(chunks, meta, vectors=vectors)
+        stores[exact] = store
+    yield stores, vectors, chunks, meta
+    for store in stores.values():
+        store.close()
+
+
+def test_exact_search_equals_numpy_and_hnsw_recall(vectors_store):
+    stores, vectors, chunks, _ = vectors_store
+    ids = [c.id for c in chunks]
+    queries = unit(np.random.default_rng(4).standard_normal((30, DIM)))
+    queries[0] = vectors[3]
+    found = 0
+    for q in queries:
+        expected = numpy_top(vectors, ids, q, 10)
+        got = stores[True].search_vector(q, 10)
+        assert [h.chunk_id for h in got] == [i for i, _ in expected]
+        assert np.allclose([h.score for h in got], [s for _, s in expected], atol=1e-5)
+        approx = stores[False].search_vector(q, 10)
+        found += len({h.chunk_id for h in approx} & {i for i, _ in expected})
+    assert found / 300 >= 0.9
+    tied = stores[True].search_vector(vectors[3], 2)
+    assert [h.chunk_id for h in tied] == [3, 10]
+    assert tied[0].score == tied[1].score
+
+
+def test_the_plan_uses_the_hnsw_index(vectors_store):
+    stores = vectors_store[0]
+    assert "Index Scan using chunks_hnsw" in stores[False].explain()
+    assert "hnsw" not in stores[True].explain()
+
+
+def test_batched_search_equals_single_searches(vectors_store):
+    stores, vectors, _, _ = vectors_store
+    queries = unit(np.random.default_rng(5).standard_normal((12, DIM)))
+    for store in stores.values():
+        batch = store.search_vectors(queries, 7)
+        assert batch == [store.search_vector(q, 7) for q in queries]
+
+
+# ---- loading and bad input ----------------------------------------------
+def test_load_refuses_duplicates_and_wrong_dimensions_writing_nothing(
+    vectors_store, pg_cluster
+):
+    store = vectors_store[0][True]
+    before = store.n_chunks
+    extra = [Chunk(5, "new", 0, 0, 1, "again")]
+    meta = {"new": DocumentMeta("new", "public", 1, datetime.date(2026, 1, 1))}
+    with pytest.raises(ValueError, match="already holds"):
+        store.load(extra, meta, vectors=unit(np.ones((1, DIM))))
+    with pytest.raises(ValueError, match="dimensions.*vector\\(48\\)"):
+        store.load([Chunk(9999, "new", 0, 0, 1, "x")], meta, vectors=np.ones((1, 7)))
+    with pytest.raises(ValueError, match="no metadata"):
+        store.load(
+            [Chunk(9999, "absent", 0, 0, 1, "x")], meta, vectors=unit(np.ones((1, DIM)))
+        )
+    with pytest.raises(ValueError, match="zero"):
+        store.search_vector(np.zeros(DIM))
+    assert store.n_chunks == before and "new" not in store.meta
+
+    class Wide(HashEncoder):
+        dimension = 64
+
+        def encode(self, texts):
+            return np.ones((len(texts), 64), np.float32)
+
+    with pytest.raises(ValueError, match="vector\\(48\\)"):
+        PostgresStore(pg_cluster.dsn, Wide(), schema="vectors_1", dimension=64)
+    wide = PostgresStore(pg_cluster.dsn, Wide(), schema="vectors_1")
+    with pytest.raises(ValueError, match="64 dimensions.*vector\\(48\\)"):
+        wide.search("a question")
+    wide.close()
+
+
+@pytest.mark.parametrize(
+    "dsn, error, match",
+    [
+        ("", ValueError, "empty"),
+        ("host='unterminated", ValueError, "valid connection string"),
+        ("nonsense-without-equals", ValueError, "valid connection string"),
+        (42, TypeError, "dsn"),
+    ],
+)
+def test_bad_dsns_are_refused(dsn, error, match):
+    with pytest.raises(error, match=match):
+        PostgresStore(dsn, HashEncoder())
+
+
+def test_wrong_port_and_wrong_password_are_clear(pg_cluster):
+    from ragbook.pgserver import free_port
+
+    with pytest.raises(DatabaseUnavailable, match="cannot connect"):
+        PostgresStore(
+            f"host=127.0.0.1 port={free_port()} user=postgres connect_timeout=3",
+            HashEncoder(),
+        )
+    wrong = pg_cluster.dsn.replace(pg_cluster.password, "not-the-password")
+    with pytest.raises(DatabaseUnavailable, match="password authentication failed"):
+        PostgresStore(wrong, HashEncoder())
+
+
+# ---- row-level security -------------------------------------------------
+LEVEL_SETS = [
+    frozenset(c) for n in range(0, 4) for c in itertools.combinations(ACCESS_LEVELS, n)
+]
+WORDS = (
+    "refund warranty margin supplier shipping filter fan error "
+    "display return policy price delivery motor cost review"
+).split()
+
+
+@pytest.fixture(scope="module")
+def rls_store(pg_cluster):
+    rng = np.random.default_rng(11)
+    documents = []
+    for j in range(60):
+        level = ACCESS_LEVELS[int(rng.integers(3))]
+        sentences = [" ".join(rng.choice(WORDS, 6)) + "." for _ in range(4)]
+        documents.append(org(f"doc-{j}", level, 1, " ".join(sentences)))
+    store = PostgresStore(
+        pg_cluster.dsn, HashEncoder(), schema="rls", chunker=by_sentence
+    )
+    store.clear()
+    store.add(documents)
+    store.build_index()
+    access = {d.id: d.meta.access for d in documents}
+    yield store, access
+    store.close()
+
+
+def test_rls_property_10000_cases_no_restricted_chunk(rls_store):
+    store, access = rls_store
+    chunks = store.chunks
+    level_of = {cid: access[c.doc_id] for cid, c in chunks.items()}
+    rng = np.random.default_rng(12)
+    queries = [
+        " ".join(rng.choice(WORDS, int(rng.integers(1, 5))))
+        for _ in range(1250 - len(HOSTILE))
+    ] + HOSTILE
+    vectors = unit(HashEncoder().encode(queries))
+    all_ids = sorted(chunks)
+    matrix = unit(HashEncoder().encode([chunks[i].indexed_text for i in all_ids]))
+    cases = restricted = 0
+    k = 8
+    for levels in LEVEL_SETS:
+        user = User("u", levels)
+        results = store.search_many(queries, k, user=user)
+        readable = [i for i in all_ids if level_of[i] in levels]
+        rows = np.array([all_ids.index(i) for i in readable], dtype=int)
+        for q, hits in zip(vectors, results):
+            cases += 1
+            restricted += sum(level_of[h.chunk_id] not in levels for h in hits)
+            assert len(hits) == min(k, len(readable))
+            if hits:  # every hit scores at least NumPy's k-th readable
+                kth = np.sort(matrix[rows] @ q)[::-1][len(hits) - 1]
+                assert min(h.score for h in hits) >= kth - 0.05
+    assert cases == 10_000 and restricted == 0
+    for text in HOSTILE:  # single searches and full text too
+        for levels in LEVEL_SETS[1:]:
+            user = User("u", levels)
+            hits = store.search_for(user, text, 50)
+            assert all(
+                h.access in levels and access[h.chunk.doc_id] in levels for h in hits
+            )
+        store.text_search(text, 5)
+    assert store.n_chunks == len(chunks) and len(store) == 60
+
+
+def test_rls_holds_however_the_sql_is_written(rls_store, pg_cluster):
+    store, access = rls_store
+    with psycopg.connect(pg_cluster.dsn, autocommit=True) as admin:
+        admin.execute("DROP ROLE IF EXISTS rls_customer")
+        admin.execute(
+            "CREATE ROLE rls_customer LOGIN PASSWORD 'pw' IN "
+            f"ROLE {reader_role(['public'])}"
+        )
+    dsn = re.sub(
+        r"user=\S+ password=\S+", "user=rls_customer password=pw", pg_cluster.dsn
+    )
+    public = sum(1 for c in store.chunks.values() if access[c.doc_id] == "public")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        seen = conn.execute(
+            "SELECT access, count(*) FROM rls.chunks GROUP BY access"
+        ).fetchall()
+        assert seen == [("public", public)]
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM rls.chunks WHERE access <> 'public' OR true"
+            ).fetchone()[0]
+            == public
+        )
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM rls.documents WHERE access = 'finance'"
+            ).fetchone()[0]
+            == 0
+        )
+        for attack in (
+            "SET ROLE ragbook_reader_finance",
+            "SET ROLE postgres",
+            "ALTER TABLE rls.chunks DISABLE ROW LEVEL SECURITY",
+            "UPDATE rls.chunks SET access = 'public'",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(attack)
+    with psycopg.connect(pg_cluster.dsn, autocommit=True) as admin:
+        admin.execute("DROP ROLE rls_customer")
+
+
+def test_a_user_without_levels_sees_nothing(rls_store):
+    store, _ = rls_store
+    assert store.search_for(User("nobody", []), "refund", 5) == []
+    with pytest.raises(TypeError, match="User"):
+        store.search_for("admin", "refund", 5)
+
+
+# ---- freshness ----------------------------------------------------------
+def version_text(version, sentences):
+    return " ".join(
+        f"Marker v{version} sentence {i} refund window." for i in range(sentences)
+    )
+
+
+def test_updates_and_deletes_are_visible_to_the_next_query(pg_cluster):
+    store = store_at(pg_cluster.dsn, "fresh")
+    store.add(
+        [
+            org("policy", "public", 1, version_text(1, 3)),
+            org("memo", "finance", 1, "Margins are forty percent."),
+        ]
+    )
+    customer = User("c", ["public"])
+    assert {
+        h.chunk.text.split()[1] for h in store.search_for(customer, "refund window", 10)
+    } == {"v1"}
+    store.replace(org("policy", "public", 2, version_text(2, 5)))
+    hits = store.search_for(customer, "refund window", 10)
+    assert {h.chunk.text.split()[1] for h in hits} == {"v2"}
+    assert {h.version for h in hits} == {2}
+    with pytest.raises(ValueError, match="does not supersede"):
+        store.replace(org("policy", "public", 2, "stale"))
+    store.replace(org("policy", "staff", 3, version_text(3, 2)))
+    assert store.search_for(customer, "refund window", 10) == []
+    store.delete("memo")
+    assert "memo" not in store.meta
+    with pytest.raises(KeyError):
+        store.delete("memo")
+    with pytest.raises(ValueError, match="already holds"):
+        store.add(org("policy", "public", 9, "x"))
+    assert store.search("margins forty percent", 10) == [
+        h
+        for h in store.search("margins forty percent", 10)
+        if store.chunks[h.chunk_id].doc_id == "policy"
+    ]
+    with psycopg.connect(pg_cluster.dsn) as conn:  # the schema refuses a
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):  # stale row
+            conn.execute(
+                "INSERT INTO fresh.chunks (id, doc_id, version, "
+                "access, section, start_at, end_at, text, header, "
+                "embedding) SELECT 10000, doc_id, 2, access, 0, 0, "
+                "1, 'old', '', embedding FROM fresh.chunks LIMIT 1"
+            )
+    store.close()
+
+
+def test_a_reader_never_sees_half_a_rewrite(pg_cluster):
+    writer = store_at(pg_cluster.dsn, "rewrite")
+    sizes = {v: 2 + v % 5 for v in range(1, 40)}
+    writer.add(org("policy", "public", 1, version_text(1, sizes[1])))
+    reader = PostgresStore(
+        pg_cluster.dsn, HashEncoder(), schema="rewrite", create=False
+    )
+    seen, stop, errors = [], threading.Event(), []
+
+    def read():
+        customer = User("c", ["public"])
+        try:
+            while not stop.is_set():
+                hits = reader.search_for(customer, "refund window marker", 50)
+                seen.append(
+                    (
+                        {h.chunk.text.split()[1] for h in hits}
+                        | {f"v{h.version}" for h in hits},
+                        len(hits),
+                    )
+                )
+                chunks = list(reader.chunks.values())
+                seen.append(({c.text.split()[1] for c in chunks}, len(chunks)))
+        except Exception as error:  # reported below
+            errors.append(error)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    for version in range(2, 40):
+        writer.replace(
+            org("policy", "public", version, version_text(version, sizes[version]))
+        )
+    stop.set()
+    thread.join()
+    assert not errors
+    assert len(seen) > 10
+    versions_seen = set()
+    for versions, n in seen:
+        assert len(versions) == 1  # one version at a time, never both
+        v = int(versions.pop()[1:])
+        versions_seen.add(v)
+        assert n == sizes[v]  # all of its chunks, never part of them
+    assert len(versions_seen) > 2
+    writer.close()
+    reader.close()
+
+
+def test_retried_write_after_a_dropped_connection_is_written_once(pg_cluster):
+    store = store_at(pg_cluster.dsn, "retry")
+    store.add(org("policy", "public", 1, version_text(1, 3)))
+    with psycopg.connect(pg_cluster.dsn, autocommit=True) as admin:
+        pid = store._conn.info.backend_pid
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    store.replace(org("policy", "public", 2, version_text(2, 4)))
+    assert store.meta["policy"].version == 2 and store.n_chunks == 4
+    with psycopg.connect(pg_cluster.dsn, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(%s)", (store._conn.info.backend_pid,)
+        )
+    assert len(store.search("refund", 10)) == 4  # a read is retried
+    store.close()
+
+
+# ---- faults -------------------------------------------------------------
+def test_a_statement_timeout_is_a_clear_error(pg_cluster):
+    store = store_at(pg_cluster.dsn, "slow", timeout=0.3)
+    store.add(org("policy", "public", 1, version_text(1, 2)))
+    with psycopg.connect(pg_cluster.dsn) as locker:
+        locker.execute("LOCK TABLE slow.chunks IN ACCESS EXCLUSIVE MODE")
+        started = time.perf_counter()
+        with pytest.raises(QueryTimeout, match="timeout of 0.3 s"):
+            store.search("refund", 3)
+        assert time.perf_counter() - started < 5
+    assert len(store.search("refund", 3)) == 2  # usable afterwards
+    store.close()
+
+
+def test_a_server_killed_mid_write_is_a_clear_error():
+    with LocalCluster() as cluster:
+        store = store_at(cluster.dsn, "ragbook", timeout=20)
+        store.add(org("policy", "public", 1, version_text(1, 3)))
+        outcome = []
+
+        def replace():
+            try:
+                store.replace(org("policy", "public", 2, version_text(2, 4)))
+                outcome.append("written")
+            except DatabaseError as error:
+                outcome.append(error)
+
+        locker = psycopg.connect(cluster.dsn)
+        locker.execute("LOCK TABLE ragbook.documents IN ACCESS EXCLUSIVE MODE")
+        thread = threading.Thread(target=replace)
+        thread.start()
+        time.sleep(0.5)  # the replace now waits inside the server
+        cluster.kill()
+        thread.join(30)
+        locker.close()
+        assert isinstance(outcome[0], DatabaseUnavailable)
+        with pytest.raises(DatabaseUnavailable):
+            store.search("refund", 3)
+        store.close()
+
+
+def test_the_pipeline_answers_from_postgres_under_rls(pg_cluster):
+    from ragbook.orgdocs import load_org_corpus
+    from ragbook.readers import ExtractiveGenerator
+    from ragbook.store import DocumentStore
+    from ragbook.pipeline import idf_lookup
+
+    latest = list({d.id: d for d in load_org_corpus()}.values())
+    memory = DocumentStore()
+    memory.add(latest)
+    store = PostgresStore(pg_cluster.dsn, HashEncoder(), schema="org")
+    store.clear()
+    store.add(latest)
+    reader = ExtractiveGenerator(idf_lookup(memory.chunks))
+    customer, analyst = User("c", ["public"]), User("a", ["public", "finance"])
+    question = "What is the gross margin on the AP-200?"
+    for user in (customer, analyst):
+        answer = store.answer(question, user, reader, k=5)
+        docs = {r.chunk.doc_id for r in answer.retrieved}
+        levels = {store.meta[d].access for d in docs}
+        assert levels <= user.levels
+    assert "supplier-margins" in {
+        r.chunk.doc_id for r in store.answer(question, analyst, reader, k=5).retrieved
+    }
+    store.close()
+
+
+# ---- replica and shards -------------------------------------------------
+def test_a_streaming_replica_serves_reads_with_measured_lag(pg_cluster):
+    primary = store_at(pg_cluster.dsn, "replicated")
+    primary.add(org("policy", "public", 1, version_text(1, 3)))
+    replica = pg_cluster.replica()
+    try:
+        with psycopg.connect(replica.dsn) as conn:
+            assert conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]
+        mirror = PostgresStore(
+            replica.dsn, HashEncoder(), schema="replicated", create=False
+        )
+        primary.replace(org("policy", "public", 2, version_text(2, 4)))
+        with psycopg.connect(pg_cluster.dsn) as conn:
+            lsn = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
+        started = time.perf_counter()
+        with psycopg.connect(replica.dsn, autocommit=True) as conn:
+            while not conn.execute(
+                "SELECT pg_last_wal_replay_lsn() >= %s", (lsn,)
+            ).fetchone()[0]:
+                assert time.perf_counter() - started < 30
+                time.sleep(0.005)
+        lag = time.perf_counter() - started
+        assert 0 <= lag < 30
+        assert mirror.meta["policy"].version == 2
+        assert mirror.search("refund window", 10) == primary.search("refund window", 10)
+        with pytest.raises(DatabaseError, match="read-only replica"):
+            mirror.delete("policy")
+        mirror.close()
+    finally:
+        replica.stop()
+    primary.close()
+
+
+def test_shards_merge_to_the_same_top_k_as_one_server(pg_cluster):
+    from ragbook.pgshards import ShardedStore
+
+    rng = np.random.default_rng(21)
+    vectors = unit(rng.standard_normal((3000, DIM)))
+    vectors[2999] = vectors[1]  # a tie across shards, most likely
+    ids = list(range(3000))
+    one = PostgresStore(pg_cluster.dsn, HashEncoder(), schema="single", exact=True)
+    one.clear()
+    one.load(
+        [Chunk(i, "d", 0, 0, 1, f"t{i}") for i in ids],
+        {"d": DocumentMeta("d", "public", 1, datetime.date(2026, 1, 1))},
+        vectors=vectors,
+    )
+    with LocalCluster() as a, LocalCluster() as b:
+        shards = ShardedStore(pg_cluster.dsn, [a.dsn, b.dsn], DIM, index=False)
+        counts = shards.load(ids, [f"t{i}" for i in ids], vectors)
+        assert sum(counts.values()) == 3000 and min(counts.values()) > 1000
+        with psycopg.connect(pg_cluster.dsn) as conn:  # hash routing is
+            expected = dict(
+                conn.execute(  # PostgreSQL's own
+                    "SELECT tableoid::regclass::text, count(*) FROM "
+                    "sharded.chunks GROUP BY 1"
+                ).fetchall()
+            )
+        assert expected == {f"sharded.chunks_{i}": n for i, n in counts.items()}
+        assert all("LIMIT" in sql and "ORDER BY" in sql for sql in shards.explain(5))
+        queries = unit(rng.standard_normal((25, DIM)))
+        queries[0] = vectors[1]
+        for q in queries:
+            for k in (1, 5, 10):
+                merged = shards.search_vector(q, k)
+                single = one.search_vector(q, k)
+                assert (
+                    [h.chunk_id for h in merged]
+                    == [h.chunk_id for h in single]
+                    == [i for i, _ in numpy_top(vectors, ids, q, k)]
+                )
+                assert np.allclose([h.score for h in merged], [h.score for h in single])
+        shards.close()
+    one.close()
+
+
+# ---- the command-line tool ----------------------------------------------
+def test_ragbook_ask_with_the_postgres_store(pg_cluster, tmp_path, capsys):
+    from ragbook.cli import main
+
+    for name, text in {
+        "mars": "# Mars\n\nMars has two moons, Phobos and Deimos.\n",
+        "venus": "# Venus\n\nA day on Venus lasts longer than its year.\n",
+        "rings": "# Saturn\n\nSaturn has rings of ice and rock.\n",
+    }.items():
+        (tmp_path / f"{name}.md").write_text(text)
+    common = [
+        "ask",
+        "Which moons does Mars have?",
+        "--documents",
+        str(tmp_path),
+        "--retriever",
+        "embedder",
+        "--no-cache",
+    ]
+    outputs = {}
+    for store in (
+        ["--store", "memory"],
+        ["--store", "postgres", "--dsn", pg_cluster.dsn],
+    ):
+        assert main(common + store) == 0
+        text = capsys.readouterr().out
+        outputs[store[1]] = [
+            line.split("(chunk")[1] for line in text.splitlines() if "(chunk" in line
+        ]
+    assert outputs["postgres"] == outputs["memory"] and outputs["memory"]
+    assert main(common + ["--store", "postgres", "--dsn", "nonsense"]) == 2
+    assert "valid connection string" in capsys.readouterr().err
+    assert main(common + ["--dsn", pg_cluster.dsn]) == 2
+    assert "--dsn needs --store postgres" in capsys.readouterr().err
