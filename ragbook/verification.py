@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 CITATION = re.compile(r"\[(\d+)\]")
+_LEADING_CITATIONS = re.compile(r"\s*(?:\[\d+\][\s.,;:]*)+")
 SUPPORT_THRESHOLD = 0.75  # the share of a claim's terms its cited sources must contain
 _QUOTE = re.compile(r"[\"\u201c]([^\"\u201d]+)[\"\u201d]")
 _NUMBER = re.compile(r"^\d+(?:[.:]\d+)*$")
@@ -117,13 +118,28 @@ def check_answer(
     support_threshold: float = SUPPORT_THRESHOLD,
 ) -> list[ClaimCheck]:
     """Split the answer into claims (sentences) and check each; sources as a list are
-    numbered from 1."""
+    numbered from 1.
+
+    A citation written after the sentence's full stop ("... 224.7 Earth days. [1]", as
+    language models often write it) belongs to that sentence: a piece of the answer that
+    holds nothing but citations is joined to the claim before it."""
     numbered = (
         dict(enumerate(validate.texts(sources, "sources"), start=1))
         if not isinstance(sources, Mapping)
         else dict(sources)
     )
-    return [
-        check_claim(s.text, numbered, support_threshold)
-        for s in split_sentences(answer)
-    ]
+    claims: list[str] = []
+    for sentence in split_sentences(answer):
+        text = sentence.text
+        leading = _LEADING_CITATIONS.match(text)
+        if (
+            claims and leading
+        ):  # "... days. [2] The next ...": [2] ends the claim before
+            claims[-1] = f"{claims[-1]} {leading.group(0).strip()}"
+            text = text[leading.end() :]
+        if not CITATION.sub("", text).strip(" .,;:"):
+            if claims:
+                claims[-1] = f"{claims[-1]} {text.strip()}".rstrip()
+                continue
+        claims.append(text)
+    return [check_claim(claim, numbered, support_threshold) for claim in claims]

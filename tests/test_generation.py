@@ -402,3 +402,15 @@ def test_label_ties_are_broken_by_the_sentences_own_words():
         1.0,
     ]  # the label covers both terms for both sentences
     assert scored[0].sentence.startswith("Mars has two moons") and scored[0].own == 1.0
+
+
+def test_a_citation_after_the_full_stop_belongs_to_the_sentence_before():
+    # "... days. [2] It ..." as language models write it: two claims, not three
+    sources = ["Mercury is small.", "Mercury takes 87.969 Earth days to orbit."]
+    answer = "Mercury takes 87.969 Earth days to orbit. [2] It is small. [1]"
+    first, second = check_answer(answer, sources)
+    assert first.claim == "Mercury takes 87.969 Earth days to orbit. [2]"
+    assert first.cited == (2,) and first.supported and not first.unsupported_numbers
+    assert second.claim == "It is small. [1]" and second.cited == (1,)
+    (only,) = check_answer("Mercury takes 87.969 Earth days to orbit. [2]", sources)
+    assert only.cited == (2,) and only.supported
