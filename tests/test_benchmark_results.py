@@ -137,3 +137,22 @@ def test_postgres_results_have_the_figures_chapter_15_reads():
         "postgres ts_rank_cd, any term",
     ):
         assert 0 <= labelled[name]["recall@10"] <= 1
+
+
+def test_llm_results_cover_both_models_and_state_their_targets():
+    data = json.loads((BENCHMARKS / "results" / "llm.json").read_text(encoding="utf-8"))
+    measured = {(r["model"], r["threads"]) for r in data["results"]}
+    assert {("qwen2.5-0.5b", 2), ("qwen2.5-1.5b", 2)} <= measured
+    for r in data["results"]:
+        assert r["load_s"] > 0 and r["answers"], r["model"]
+        for answer in r["answers"]:
+            assert 0 < answer["first_token_s"] <= answer["total_s"]
+            assert answer["prompt_tokens"] > 0 and answer["completion_tokens"] > 0
+        # the share of the bound is what its parts give
+        assert math.isclose(
+            r["share_of_bound"],
+            r["median_generation_tokens_per_s"] / r["bound_tokens_per_s"],
+        )
+    targets = {t["target"]: t["met"] for t in data["targets"]}
+    assert any("at most 4 s" in name for name in targets)
+    assert all(isinstance(met, bool) for met in targets.values())
