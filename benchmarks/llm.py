@@ -253,7 +253,6 @@ def main(argv=None) -> int:
     write_results(
         args.output, {"run": run, "results": results, "targets": targets.records}
     )
-    print(f"results written to {args.output}")
     return 0
 
 
