@@ -659,6 +659,12 @@ class LocalModel:
         computed and recorded."""
         mode = records_mode()
         key = request_key(self.file.sha256, request)
+        used = os.environ.get("RAGBOOK_LLM_USED")
+        if (
+            used and self.records is not None
+        ):  # tools/llm_records.py prune collects these
+            with open(used, "a", encoding="utf-8") as log:
+                log.write(f"{self.records.path.name} {key}\n")
         if self.records is not None and mode != "off":
             entry = self.records.get(key)
             if entry is not None:

@@ -567,3 +567,12 @@ def test_removed_records_are_gone_from_the_file(tmp_path):
     assert records.remove([entry["key"], "no-such-key"]) == 1
     assert len(Records(tmp_path / "records.jsonl")) == 0
     assert records.remove([entry["key"]]) == 0
+
+
+def test_the_requests_a_run_reads_are_logged_for_pruning(tmp_path, monkeypatch):
+    model, messages = _recorded_model(tmp_path)
+    log = tmp_path / "used.txt"
+    monkeypatch.setenv("RAGBOOK_LLM_USED", str(log))
+    model.chat(messages, 200)
+    (entry,) = model.records.entries()
+    assert log.read_text() == f"records.jsonl {entry['key']}\n"

@@ -15,6 +15,9 @@ usage:
     python tools/llm_records.py forget MODEL --max-tokens N
         Delete the chat records of MODEL made with max_tokens N (e.g. timings measured
         on a busy machine), so that the next run of their chapter makes them again.
+    python tools/llm_records.py prune
+        Re-execute every chapter that uses the model (replaying only), note which
+        records they read, and delete the others (requests no chapter makes any more).
     python tools/llm_records.py summary
         How many records of each kind, per model, and who made them.
 """
@@ -104,9 +107,7 @@ def check(sample: int, minimum: float) -> int:
 
 
 def regenerate() -> int:
-    chapters = sorted(
-        p for p in (ROOT / "chapters").glob("*.md") if "book_records" in p.read_text()
-    )
+    chapters = chapters_using_the_model()
     for path in record_files():
         path.unlink()
     for chapter in chapters:
@@ -116,6 +117,41 @@ def regenerate() -> int:
             check=True,
             cwd=ROOT,
         )
+    return summary()
+
+
+def chapters_using_the_model() -> list[Path]:
+    return sorted(
+        p for p in (ROOT / "chapters").glob("*.md") if "book_records" in p.read_text()
+    )
+
+
+def prune() -> int:
+    import os
+    import tempfile
+
+    handle, log = tempfile.mkstemp(prefix="ragbook-used-", suffix=".txt")
+    os.close(handle)
+    environment = dict(os.environ, RAGBOOK_LLM_USED=log, RAGBOOK_LLM_RECORDS="only")
+    try:
+        for chapter in chapters_using_the_model():
+            print(f"== {chapter.name}", flush=True)
+            subprocess.run(
+                ["sh", str(ROOT / "tools" / "make_notebook.sh"), str(chapter)],
+                check=True,
+                cwd=ROOT,
+                env=environment,
+            )
+        used: dict[str, set[str]] = collections.defaultdict(set)
+        for line in Path(log).read_text(encoding="utf-8").splitlines():
+            name, key = line.split()
+            used[name].add(key)
+    finally:
+        os.unlink(log)
+    for path in record_files():
+        records = llm.Records(path)
+        stale = [e["key"] for e in records.entries() if e["key"] not in used[path.name]]
+        print(f"{path.name}: {records.remove(stale)} records no chapter reads, dropped")
     return summary()
 
 
@@ -139,6 +175,7 @@ def main() -> int:
     checking.add_argument("--minimum", type=float, default=0.95)
     commands.add_parser("regenerate")
     commands.add_parser("summary")
+    commands.add_parser("prune")
     forgetting = commands.add_parser("forget")
     forgetting.add_argument("model", choices=sorted(llm.MODELS))
     forgetting.add_argument("--max-tokens", type=int, required=True)
@@ -147,6 +184,8 @@ def main() -> int:
         if options.sample < 1 or not 0 < options.minimum <= 1:
             parser.error("--sample must be at least 1 and --minimum in (0, 1]")
         return check(options.sample, options.minimum)
+    if options.command == "prune":
+        return prune()
     if options.command == "forget":
         return forget(options.model, options.max_tokens)
     return regenerate() if options.command == "regenerate" else summary()
