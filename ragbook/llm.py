@@ -65,7 +65,6 @@ __all__ = [
     "Generation",
     "LocalModel",
     "LLMGenerator",
-    "messages_from_prompt",
 ]
 
 GGUF_MAGIC = b"GGUF"
@@ -923,14 +922,7 @@ class LocalModel:
         return self._recorded(request, compute)["yes_minus_no"]
 
 
-# ---- the book's prompt as chat messages ----------------------------------------------
-def messages_from_prompt(
-    prompt: Prompt | str, history: Sequence[tuple[str, str]] = ()
-) -> list[dict[str, str]]:
-    """Chapter 10's prompt as chat messages (:func:`ragbook.prompts.chat_messages`)."""
-    return chat_messages(prompt, history)
-
-
+# ---- the generator -------------------------------------------------------------------
 class LLMGenerator:
     """A generator (chapter 11) backed by a :class:`LocalModel`: prompt in, the model's
     answer out.
@@ -955,7 +947,7 @@ class LLMGenerator:
         return f"LLMGenerator({self.model.name!r}, max_tokens={self.max_tokens})"
 
     def count(self, text: str) -> int:
-        return self.model.prompt_tokens(messages_from_prompt(text))
+        return self.model.prompt_tokens(chat_messages(text))
 
     def budget(self) -> int:
         """The prompt tokens that fit: the context window less the tokens reserved for
@@ -972,6 +964,6 @@ class LLMGenerator:
         answer) exchanges."""
         on_text = on_text if on_text is not None else self.on_text
         self.last = self.model.chat(
-            messages_from_prompt(prompt, history), self.max_tokens, on_text=on_text
+            chat_messages(prompt, history), self.max_tokens, on_text=on_text
         )
         return self.last.text.strip()

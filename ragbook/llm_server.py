@@ -211,21 +211,18 @@ class ChatServer:
                         self.end_headers()
                         started = True
 
+                def chunk(delta: dict, finish_reason: str | None) -> dict:
+                    return {
+                        "object": "chat.completion.chunk",
+                        "model": outer.model_name,
+                        "choices": [
+                            {"index": 0, "delta": delta, "finish_reason": finish_reason}
+                        ],
+                    }
+
                 def piece(text: str) -> None:
                     start()
-                    event(
-                        {
-                            "object": "chat.completion.chunk",
-                            "model": outer.model_name,
-                            "choices": [
-                                {
-                                    "index": 0,
-                                    "delta": {"content": text},
-                                    "finish_reason": None,
-                                }
-                            ],
-                        }
-                    )
+                    event(chunk({"content": text}, None))
 
                 try:
                     generation = outer.model.chat(messages, max_tokens, on_text=piece)
@@ -238,19 +235,7 @@ class ChatServer:
                         return self._error(503, str(error))
                     raise
                 start()
-                event(
-                    {
-                        "object": "chat.completion.chunk",
-                        "model": outer.model_name,
-                        "choices": [
-                            {
-                                "index": 0,
-                                "delta": {},
-                                "finish_reason": generation.finish_reason,
-                            }
-                        ],
-                    }
-                )
+                event(chunk({}, generation.finish_reason))
                 event("[DONE]")
                 self.wfile.write(b"0\r\n\r\n")
                 outer.log.append((self.path, 200))

@@ -95,7 +95,15 @@ def build_prompt(
 
 def _pairs(sources: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """The sources as (label, text) pairs of str."""
-    pairs = validate.sequence(sources, "sources", "(label, text) pairs")
+    return _text_pairs(
+        sources, "sources", "label", "text", lambda n, part: f"the {part} of source {n}"
+    )
+
+
+def _text_pairs(items, name: str, first: str, second: str, naming) -> list:
+    """``items`` as (first, second) pairs of str; ``naming(n, part)`` names a part of
+    pair n (from 1) in the error a non-text part gets."""
+    pairs = validate.sequence(items, name, f"({first}, {second}) pairs")
     for position, pair in enumerate(pairs):
         if (
             isinstance(pair, (str, bytes))
@@ -103,11 +111,11 @@ def _pairs(sources: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
             or len(pair) != 2
         ):
             raise TypeError(
-                f"sources must hold (label, text) pairs, got {pair!r} at position "
+                f"{name} must hold ({first}, {second}) pairs, got {pair!r} at position "
                 f"{position}"
             )
-        validate.text(pair[0], f"the label of source {position + 1}")
-        validate.text(pair[1], f"the text of source {position + 1}")
+        validate.text(pair[0], naming(position + 1, first))
+        validate.text(pair[1], naming(position + 1, second))
     return pairs
 
 
@@ -250,32 +258,18 @@ def chat_messages(
     body = rest if found else text
     if body.endswith("\nAnswer:"):
         body = body[: -len("\nAnswer:")]
+    exchanges = _text_pairs(
+        history,
+        "history",
+        "question",
+        "answer",
+        lambda n, part: f"{part} {n} of the history",
+    )
     turns = []
-    for position, pair in enumerate(
-        validate.sequence(history, "history", "(question, answer) pairs")
-    ):
-        if (
-            isinstance(pair, (str, bytes))
-            or not isinstance(pair, Sequence)
-            or len(pair) != 2
-        ):
-            raise TypeError(
-                "history must hold (question, answer) pairs, "
-                f"got {pair!r} at position {position}"
-            )
+    for question, answer in exchanges:
         turns += [
-            {
-                "role": "user",
-                "content": validate.text(
-                    pair[0], f"question {position + 1} of the history"
-                ),
-            },
-            {
-                "role": "assistant",
-                "content": validate.text(
-                    pair[1], f"answer {position + 1} of the history"
-                ),
-            },
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": answer},
         ]
     if not found:
         return turns + [{"role": "user", "content": body}]

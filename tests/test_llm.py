@@ -25,12 +25,11 @@ from ragbook.llm import (
     ModelSpec,
     RecordMissing,
     Records,
-    messages_from_prompt,
     model_file,
     request_key,
 )
 from ragbook.llm_server import ChatServer
-from ragbook.prompts import INSTRUCTION, build_prompt, pack_prompt
+from ragbook.prompts import INSTRUCTION, build_prompt, chat_messages, pack_prompt
 
 VENUS = [
     ("Venus, Orbit", "Venus orbits the Sun once every 224.7 Earth days."),
@@ -184,7 +183,7 @@ def _recorded_model(
     file."""
     records = Records(tmp_path / "records.jsonl")
     model = LocalModel("qwen2.5-0.5b", records=records)
-    messages = messages_from_prompt(build_prompt("How long is a year on Venus?", VENUS))
+    messages = chat_messages(build_prompt("How long is a year on Venus?", VENUS))
     request = {
         "kind": "chat",
         "messages": messages,
@@ -262,13 +261,13 @@ def test_bad_requests_are_refused_before_the_model(tmp_path):
 
 def test_the_books_prompt_becomes_system_and_user_messages():
     prompt = build_prompt("How long is a year on Venus?", VENUS)
-    system, user = messages_from_prompt(prompt)
+    system, user = chat_messages(prompt)
     assert system == {"role": "system", "content": INSTRUCTION}
     assert user["role"] == "user" and user["content"].startswith(
         'Sources:\n\n<source n="1" from="Venus, Orbit">'
     )
     assert user["content"].endswith("Question: How long is a year on Venus?")
-    assert messages_from_prompt("Just a question?") == [
+    assert chat_messages("Just a question?") == [
         {"role": "user", "content": "Just a question?"}
     ]
 
@@ -440,7 +439,7 @@ def test_a_prompt_over_the_context_window_is_refused_and_packing_fits_it():
 
 @pytest.mark.live
 def test_the_server_serves_the_live_model_as_the_model_answers_in_process(live):
-    messages = messages_from_prompt(build_prompt("How long is a year on Venus?", VENUS))
+    messages = chat_messages(build_prompt("How long is a year on Venus?", VENUS))
     expected = live.chat(messages, 40).text
     with ChatServer(live) as server:
         client = ChatClient(base_url=server.url, model=server.model_name, retries=0)
@@ -502,7 +501,7 @@ def test_refusals_in_a_models_own_words():
 
 def test_history_goes_between_the_instruction_and_the_question():
     prompt = build_prompt("And its day?", VENUS)
-    messages = messages_from_prompt(
+    messages = chat_messages(
         prompt, [("How long is a year on Venus?", "224.7 Earth days [1].")]
     )
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
@@ -510,7 +509,7 @@ def test_history_goes_between_the_instruction_and_the_question():
         "content"
     ].endswith("And its day?")
     with pytest.raises(TypeError, match="pairs"):
-        messages_from_prompt(prompt, ["How long is a year on Venus?"])
+        chat_messages(prompt, ["How long is a year on Venus?"])
 
 
 def test_the_tool_refuses_options_the_llm_reader_does_not_take(capsys):
