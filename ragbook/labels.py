@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Iterable, Mapping, Sequence
 
 from . import validate
+from .answers import parse_key
 from .documents import Document
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "Evidence",
     "Question",
     "STYLES",
+    "SPLITS",
+    "in_split",
     "locate_span",
     "parse_questions",
     "load_questions",
@@ -36,6 +39,7 @@ __all__ = [
 ]
 
 STYLES = ("lexical", "paraphrase", "unanswerable")
+SPLITS = ("dev", "test")
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ class Question:
     answer: str
     style: str
     evidence: tuple[Evidence, ...]
+    answers: tuple[tuple[str, ...], ...] = ()  # the key: groups of accepted forms
+    split: str = ""  # "dev" or "test", fixed before any measurement
 
     @property
     def answerable(self) -> bool:
@@ -163,6 +169,14 @@ def parse_questions(
             raise ValueError(
                 f"question {qid!r}: exactly the unanswerable questions have no evidence"
             )
+        key = _answer_key(record, qid, bool(pieces))
+        split = record.get("split", "")
+        if split not in SPLITS + ("",):
+            raise ValueError(
+                f"question {qid!r}: split must be one of {SPLITS}, got {split!r}"
+            )
+        if not pieces:
+            _check_absent(record.get("absent", {}), by_id, qid)
         questions.append(
             Question(
                 qid,
@@ -170,9 +184,66 @@ def parse_questions(
                 record["answer"],
                 record["style"],
                 tuple(pieces),
+                key,
+                split,
             )
         )
+    if len({bool(q.split) for q in questions}) > 1:
+        raise ValueError(
+            "some questions have a split and some do not; give every question one"
+        )
     return questions
+
+
+def _answer_key(record: Mapping, qid: str, answerable: bool):
+    if "answers" not in record:
+        return ()
+    try:
+        key = parse_key(record["answers"])
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"question {qid!r}: {error}") from None
+    if answerable and not key:
+        raise ValueError(f"question {qid!r} is answerable but has no accepted answers")
+    if not answerable and key:
+        raise ValueError(f"question {qid!r} is unanswerable but lists answers")
+    return key
+
+
+def _check_absent(absent, documents: Mapping[str, Document], qid: str) -> None:
+    """An unanswerable question may name phrases that any statement of its fact would
+    contain; each must occur nowhere in the named document (case-insensitive)."""
+    if not isinstance(absent, Mapping):
+        raise TypeError(
+            f"question {qid!r}: absent must map document ids to phrases, got "
+            f"{type(absent).__name__}"
+        )
+    for doc_id, phrases in absent.items():
+        if doc_id not in documents:
+            raise ValueError(
+                f"question {qid!r}: absent names document {doc_id!r}, which is not in "
+                "the corpus"
+            )
+        text = documents[doc_id].text.lower()
+        for phrase in validate.texts(phrases, f"question {qid!r}'s absent phrases"):
+            if phrase.lower() in text:
+                raise ValueError(
+                    f"question {qid!r} is labelled unanswerable, but {doc_id!r} "
+                    f"contains {phrase!r}"
+                )
+
+
+def in_split(questions: Sequence[Question], split: str) -> list[Question]:
+    """The questions of one split ("dev" or "test"), in file order."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    chosen = [
+        q
+        for q in validate.sequence(questions, "questions", "questions")
+        if q.split == split
+    ]
+    if not chosen:
+        raise ValueError(f"no question is in the {split!r} split")
+    return chosen
 
 
 def load_questions(

@@ -1,0 +1,173 @@
+"""Answer keys and the answer metrics (ragbook.answers), against hand-derived values and
+SQuAD's definitions."""
+
+import collections
+import re
+import string
+
+import pytest
+
+from ragbook.answers import (
+    contains_answer,
+    correct,
+    correct_and_grounded,
+    exact_match,
+    normalize_answer,
+    parse_key,
+    references,
+    score_answer,
+    token_f1,
+)
+from ragbook.labels import Evidence, Question, Span
+
+MERCURY = Question(
+    "q",
+    "How long is a year on Mercury?",
+    "88 days",
+    "paraphrase",
+    (Evidence((Span("mercury", 0, 5, "x"),)),),
+    parse_key(["88 days", "87.969 days"]),
+)
+NOTHING = Question("n", "What is the mass of the lander?", "", "unanswerable", ())
+
+
+def squad_normalize(text):
+    """SQuAD v1.1's normalisation as its paper and evaluation define it: lower case,
+    punctuation removed, articles removed, whitespace collapsed."""
+    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return text.split()
+
+
+def squad_f1(prediction, gold):
+    p, g = squad_normalize(prediction), squad_normalize(gold)
+    common = sum((collections.Counter(p) & collections.Counter(g)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(p), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("About 4,879 kilometres [1].", ["about", "4879", "km"]),
+        ("4 879 km", ["4", "879", "km"]),  # only commas separate thousands
+        ("−173 °C", ["-173", "degc"]),
+        ("-173 degrees Celsius", ["-173", "degc"]),
+        ("a range of 5-10 km", ["range", "of", "5", "10", "km"]),
+        ("47.4 kilometres per second", ["47.4", "km", "s"]),
+        ("47.4 km/s", ["47.4", "km", "s"]),
+        ("Eighty-eight Earth days", ["88", "day"]),
+        ("forty two moons", ["42", "moon"]),
+        ("30 seven-day weeks", ["30", "7", "day", "weeks"]),
+        ("40 per cent", ["40", "percent"]),
+        ("40%", ["40", "percent"]),
+        ("0.387 astronomical units", ["0.387", "au"]),
+        ("a 3:2 resonance.", ["3:2", "resonance"]),
+        ("2,440,500 km", ["2440500", "km"]),
+        ("90 kelvin", ["90", "k"]),
+    ],
+)
+def test_normalize_answer(text, words):
+    assert normalize_answer(text) == words
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The Great Red Spot!", "an  old,  grey moon", "Nabu; (god of writing)", "A: b."],
+)
+def test_normalisation_is_squads_for_words_without_numbers_or_units(text):
+    assert normalize_answer(text) == squad_normalize(text)
+
+
+def test_token_f1_by_hand():
+    # answer words: orbit takes about 88 day (5); gold "88 days": 88 day (2); common 2
+    # precision 2/5, recall 1, F1 = 2 * 0.4 * 1 / 1.4 = 4/7
+    assert token_f1("The orbit takes about 88 Earth days [1].", ["88 days"]) == (
+        pytest.approx(4 / 7)
+    )
+    # the best reference counts: "87.969 days" shares only "day" -> 2 * 1/5 * 1/2 / 0.7
+    assert token_f1(
+        "The orbit takes about 88 Earth days.", ["87.969 days", "88 days"]
+    ) == (pytest.approx(4 / 7))
+    assert token_f1("Nothing in common", ["88 days"]) == 0.0
+
+
+@pytest.mark.parametrize(
+    "prediction, gold",
+    [
+        ("the Great Red Spot is a storm", "Great Red Spot"),
+        ("Gassendi watched it", "Pierre Gassendi"),
+        ("storm storm storm", "a storm"),
+    ],
+)
+def test_token_f1_agrees_with_squad_without_numbers(prediction, gold):
+    assert token_f1(prediction, [gold]) == pytest.approx(squad_f1(prediction, gold))
+
+
+def test_exact_match():
+    assert exact_match("88 days.", ["88 days"])
+    assert exact_match("The 88 Earth days", ["88 days"])
+    assert not exact_match("about 88 days", ["88 days"])
+
+
+def test_contains_answer_needs_whole_words_in_a_row():
+    key = ["88 days", "87.969 days"]
+    assert contains_answer("It takes 87.969 Earth days [2].", key)
+    assert contains_answer("roughly eighty-eight days", key)
+    assert not contains_answer("188 days", key)
+    assert not contains_answer("88 hours", key)
+    assert not contains_answer("days: 88", key)
+
+
+def test_a_key_with_two_groups_needs_both():
+    key = [["4,879 km"], ["12,104 km", "12104 kilometres"]]
+    assert references(key) == ["4,879 km 12,104 km", "4,879 km 12104 kilometres"]
+    assert contains_answer("Mercury is 4,879 km wide and Venus 12,104 km.", key)
+    assert not contains_answer("Mercury is 4,879 km wide.", key)
+
+
+def test_parse_key_refuses_bad_keys():
+    with pytest.raises(TypeError, match="list of accepted forms"):
+        parse_key("88 days")
+    with pytest.raises(ValueError, match="mixes"):
+        parse_key(["88 days", ["87.969 days"]])
+    with pytest.raises(ValueError, match="no words"):
+        parse_key(["[1] ."])
+    with pytest.raises(ValueError, match="group 1 is empty"):
+        parse_key([[]])
+
+
+def test_correct_for_answerable_and_unanswerable_questions():
+    assert correct("About 88 days [1].", MERCURY)
+    assert not correct("The sources do not contain the answer.", MERCURY)
+    assert not correct("About 59 days [1].", MERCURY)
+    assert correct("The sources do not contain the answer.", NOTHING)
+    assert not correct("It weighed 760 kg [1].", NOTHING)
+
+
+def test_correct_and_grounded_needs_the_checks_to_pass():
+    sources = ["It needs only about 88 Earth days to complete one circuit."]
+    assert correct_and_grounded("It needs about 88 Earth days [1].", MERCURY, sources)
+    # right, but cites nothing
+    assert not correct_and_grounded("It needs about 88 Earth days.", MERCURY, sources)
+    # right number, but a claim the source does not support
+    assert not correct_and_grounded(
+        "Mercury is hot and needs about 88 days, like Venus, Mars and Saturn [1].",
+        MERCURY,
+        sources,
+    )
+    assert correct_and_grounded(
+        "The sources do not contain the answer.", NOTHING, sources
+    )
+
+
+def test_score_answer_collects_every_measure():
+    sources = ["It needs only about 88 Earth days to complete one circuit."]
+    score = score_answer("About 88 Earth days [1].", MERCURY, sources)
+    assert (score.refused, score.exact_match, score.contains) == (False, False, True)
+    assert score.f1 == pytest.approx(2 * (2 / 3) * 1 / (2 / 3 + 1))
+    assert score.correct and score.grounded
+    refusal = score_answer("The sources do not contain the answer.", NOTHING, sources)
+    assert refusal.correct and refusal.grounded and refusal.f1 == 1.0
