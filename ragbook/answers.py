@@ -54,6 +54,8 @@ _UNITS = [
     (r"\bkilomet(?:er|re)s?\b", " km "),
     (r"°\s*c\b|\bdegrees?\s+celsius\b|\bdegrees?\s+c\b|\bcelsius\b", " degc "),
     (r"°\s*f\b|\bdegrees?\s+fahrenheit\b|\bfahrenheit\b", " degf "),
+    (r"°", " degrees "),  # an angle
+    (r"\bminus\s+(?=\d)", " -"),
     (r"\bkelvins?\b", " k "),
     (r"%|\bper\s*cent\b", " percent "),
     (r"\bastronomical\s+units?\b", " au "),
@@ -68,6 +70,7 @@ _SINGULAR = {
     "seconds": "second",
     "moons": "moon",
     "rings": "ring",
+    "degrees": "degree",
 }
 _ONES = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen "

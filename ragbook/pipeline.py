@@ -25,6 +25,7 @@ from .chunking import (
     sentence_chunks,
     word_windows,
 )
+from .answers import AnswerScore, score_answer
 from .documents import Document, parse_markdown
 from .generators import is_refusal
 from .labels import Question, contains_span
@@ -51,6 +52,8 @@ __all__ = [
     "answer_question",
     "RAGPipeline",
     "AnswerEvaluation",
+    "CRITERIA",
+    "MEASURES",
     "evaluate_answers",
     "quotes_evidence",
 ]
@@ -510,10 +513,20 @@ def quotes_evidence(answer: str, question: Question) -> bool:
     return True
 
 
+CRITERIA = ("grounded", "correct", "quotes")
+MEASURES = ("exact_match", "f1", "contains", "correct", "grounded", "refused")
+
+
 @dataclass(frozen=True)
 class AnswerEvaluation:
     """End-to-end accuracy and its parts: r (evidence in the prompt), a (accuracy given
-    it), b (without)."""
+    it), b (without); and every measure of :mod:`ragbook.answers` per question.
+
+    ``criterion`` is what "correct" means in the decomposition: ``"grounded"`` (the
+    answer contains an accepted answer and every claim passes the checks),
+    ``"correct"`` (contains an accepted answer), or ``"quotes"`` (the rule of the first
+    edition: quotes the labelled evidence and passes the checks). A refusal is correct
+    exactly for an unanswerable question under every criterion."""
 
     questions: int
     r: float
@@ -526,6 +539,9 @@ class AnswerEvaluation:
     outcomes: tuple[
         tuple[str, bool, bool], ...
     ]  # (question id, evidence in prompt, correct)
+    criterion: str = "grounded"
+    scores: tuple[AnswerScore, ...] = ()
+    results: tuple[Answer, ...] = ()
 
     @property
     def composed(self) -> float:
@@ -533,38 +549,76 @@ class AnswerEvaluation:
         probability."""
         return self.r * self.a + (1 - self.r) * self.b
 
+    def values(self, measure: str) -> np.ndarray:
+        """One value per question of a measure of :data:`MEASURES` (1.0 or 0.0, or
+        the F1), in question order: what a bootstrap resamples."""
+        if measure not in MEASURES:
+            raise ValueError(
+                f"unknown measure {measure!r}; choose one of {', '.join(MEASURES)}"
+            )
+        if not self.scores:
+            raise ValueError("this evaluation holds no per-question scores")
+        field = "f1" if measure == "f1" else measure
+        return np.array([float(getattr(s, field)) for s in self.scores])
+
+    def mean(self, measure: str) -> float:
+        return float(self.values(measure).mean())
+
 
 def evaluate_answers(
-    questions: Sequence[Question], answer: Callable[[str], Answer]
+    questions: Sequence[Question],
+    answer: Callable[[str], Answer],
+    criterion: str = "grounded",
 ) -> AnswerEvaluation:
-    """Answer every question and decompose the accuracy.
+    """Answer every question, score each answer (:func:`ragbook.answers.score_answer`)
+    and decompose the accuracy under ``criterion`` (see :class:`AnswerEvaluation`).
 
     The evidence is *in the prompt* when every piece has a span inside some chunk of the
-    prompt. An answer to an answerable question is correct when it quotes the labelled
-    evidence (:func:`quotes_evidence`) and passes the grounding checks; for an
-    unanswerable question, when the generator abstains.
+    prompt. The keyed criteria need every answerable question to have a key.
     """
     questions = validate.sequence(questions, "questions", "Question objects")
+    if criterion not in CRITERIA:
+        raise ValueError(
+            f"unknown criterion {criterion!r}; choose one of {', '.join(CRITERIA)}"
+        )
     if not questions:
         raise ValueError("no questions to evaluate")
-    outcomes = []
+    keyless = [q.id for q in questions if q.answerable and not q.answers]
+    if keyless and criterion != "quotes":
+        raise ValueError(
+            f"{len(keyless)} answerable questions have no answer key (first: "
+            f"{keyless[0]}); use criterion='quotes' or add their accepted answers"
+        )
+    outcomes, scores, results = [], [], []
     answered = refused = unanswerable = 0
     for question in questions:
         result = answer(question.text)
+        results.append(result)
         answered += not result.abstained
-        prompt_chunks = [r.chunk for r in result.retrieved]
+        sources = [s.text for s in result.prompt.sources]
+        score = (
+            score_answer(result.answer, question, sources)
+            if question.answers or not question.answerable
+            else None
+        )
         if question.answerable:
+            prompt_chunks = [r.chunk for r in result.retrieved]
             in_prompt = all(
                 any(contains_span(c, s) for c in prompt_chunks for s in piece.spans)
                 for piece in question.evidence
             )
-            correct = result.supported and quotes_evidence(result.answer, question)
+            if criterion == "quotes":
+                correct = result.supported and quotes_evidence(result.answer, question)
+            else:
+                correct = getattr(score, criterion)
         else:
             unanswerable += 1
             in_prompt = False
             correct = result.abstained
             refused += correct
-        outcomes.append((question.id, in_prompt, correct))
+        outcomes.append((question.id, in_prompt, bool(correct)))
+        if score is not None:
+            scores.append(score)
     hit = [c for _, r, c in outcomes if r]
     miss = [c for _, r, c in outcomes if not r]
     r = len(hit) / len(outcomes)
@@ -581,4 +635,7 @@ def evaluate_answers(
         refused,
         unanswerable,
         tuple(outcomes),
+        criterion,
+        tuple(scores) if len(scores) == len(outcomes) else (),
+        tuple(results),
     )

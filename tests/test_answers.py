@@ -55,6 +55,9 @@ def squad_f1(prediction, gold):
         ("4 879 km", ["4", "879", "km"]),  # only commas separate thousands
         ("−173 °C", ["-173", "degc"]),
         ("-173 degrees Celsius", ["-173", "degc"]),
+        ("minus 173 °C", ["-173", "degc"]),
+        ("tilted 28.32°", ["tilted", "28.32", "degree"]),
+        ("28.32 degrees", ["28.32", "degree"]),
         ("a range of 5-10 km", ["range", "of", "5", "10", "km"]),
         ("47.4 kilometres per second", ["47.4", "km", "s"]),
         ("47.4 km/s", ["47.4", "km", "s"]),
@@ -171,3 +174,58 @@ def test_score_answer_collects_every_measure():
     assert score.correct and score.grounded
     refusal = score_answer("The sources do not contain the answer.", NOTHING, sources)
     assert refusal.correct and refusal.grounded and refusal.f1 == 1.0
+
+
+# ---- the judge and its agreement with the key (ragbook.judging) ----------------------
+def test_agreement_by_hand_and_against_scikit_learn():
+    from sklearn.metrics import cohen_kappa_score
+
+    from ragbook.judging import agreement
+
+    first = [True, True, True, False, False, True, False, True]
+    second = [True, False, True, False, True, True, False, True]
+    a = agreement(first, second)
+    # 6 of 8 agree; first says yes 5/8, second 5/8: p_e = 25/64 + 9/64 = 34/64
+    assert (a.both_yes, a.both_no, a.only_first, a.only_second) == (4, 2, 1, 1)
+    assert a.observed == 0.75 and a.chance == pytest.approx(34 / 64)
+    assert a.kappa == pytest.approx((0.75 - 34 / 64) / (1 - 34 / 64))
+    assert a.kappa == pytest.approx(cohen_kappa_score(first, second))
+
+
+def test_agreement_refuses_bad_verdicts():
+    from ragbook.judging import agreement
+
+    with pytest.raises(ValueError, match="same items"):
+        agreement([True], [True, False])
+    with pytest.raises(TypeError, match="leave out"):
+        agreement([True, None], [True, False])
+    assert agreement([True, True], [True, True]).kappa == 1.0
+
+
+class _Replies:
+    def __init__(self, text):
+        self.text, self.messages = text, None
+
+    def chat(self, messages, max_tokens):
+        self.messages = messages
+
+        class _G:
+            pass
+
+        g = _G()
+        g.text = self.text
+        return g
+
+
+@pytest.mark.parametrize(
+    "reply, verdict",
+    [("Yes", True), ("no.", False), (" YES, it", True), ("Maybe", None)],
+)
+def test_judge_reads_the_first_word(reply, verdict):
+    from ragbook.judging import LLMJudge
+
+    model = _Replies(reply)
+    assert LLMJudge(model)(MERCURY, "About 88 days.") is verdict
+    assert "Reference answer: 88 days" in model.messages[1]["content"]
+    with pytest.raises(ValueError, match="needs no judge"):
+        LLMJudge(model)(NOTHING, "anything")
