@@ -37,6 +37,7 @@ __all__ = [
     "references",
     "exact_match",
     "token_f1",
+    "chosen_option",
     "contains_answer",
     "correct",
     "correct_and_grounded",
@@ -190,11 +191,38 @@ def token_f1(answer: str, key) -> float:
     return best
 
 
-def contains_answer(answer: str, key) -> bool:
-    """For every group, the answer's words contain one of its forms' words in a row."""
+def _first_at(words: list[str], form: list[str]) -> int | None:
+    n = len(form)
+    return next(
+        (i for i in range(len(words) - n + 1) if words[i : i + n] == form), None
+    )
+
+
+def chosen_option(answer: str, options: Sequence[str]) -> str | None:
+    """Of the options a question names ("which is bigger, Mars or the Moon?"), the one
+    the answer names first; None when it names none. "Mars is bigger than the Moon"
+    chooses Mars, "the Moon is smaller than Mars" the Moon: a containment test alone
+    would accept both, as both name Mars."""
+    words = normalize_answer(answer)
+    found = [
+        (position, number)
+        for number, option in enumerate(validate.texts(options, "options"))
+        if (position := _first_at(words, normalize_answer(option))) is not None
+    ]
+    return options[min(found)[1]] if found else None
+
+
+def contains_answer(answer: str, key, options: Sequence[str] = ()) -> bool:
+    """For every group, the answer's words contain one of its forms' words in a row.
+
+    For a question between ``options`` (its accepted answer first), the option the
+    answer names first must be accepted (:func:`chosen_option`)."""
     key = _key(key)
     if not key:
         return False
+    if options:
+        choice = chosen_option(answer, options)
+        return choice is not None and any(choice in group for group in key)
     words = normalize_answer(answer)
     return all(
         any(_contains(words, normalize_answer(form)) for form in group) for group in key
@@ -207,7 +235,9 @@ def correct(answer: str, question) -> bool:
     validate.text(answer, "answer")
     if not question.answerable:
         return is_refusal(answer)
-    return not is_refusal(answer) and contains_answer(answer, question.answers)
+    return not is_refusal(answer) and contains_answer(
+        answer, question.answers, question.options
+    )
 
 
 def correct_and_grounded(
@@ -253,7 +283,7 @@ def score_answer(
     if question.answerable:
         em = exact_match(answer, question.answers)
         f1 = token_f1(answer, question.answers)
-        contains = contains_answer(answer, question.answers)
+        contains = contains_answer(answer, question.answers, question.options)
     else:
         em = contains = refused
         f1 = float(refused)

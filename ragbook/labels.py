@@ -76,6 +76,7 @@ class Question:
     evidence: tuple[Evidence, ...]
     answers: tuple[tuple[str, ...], ...] = ()  # the key: groups of accepted forms
     split: str = ""  # "dev" or "test", fixed before any measurement
+    options: tuple[str, ...] = ()  # "which of X or Y": the options, accepted first
 
     @property
     def answerable(self) -> bool:
@@ -170,6 +171,7 @@ def parse_questions(
                 f"question {qid!r}: exactly the unanswerable questions have no evidence"
             )
         key = _answer_key(record, qid, bool(pieces))
+        options = _options(record, qid, key)
         split = record.get("split", "")
         if split not in SPLITS + ("",):
             raise ValueError(
@@ -186,6 +188,7 @@ def parse_questions(
                 tuple(pieces),
                 key,
                 split,
+                options,
             )
         )
     if len({bool(q.split) for q in questions}) > 1:
@@ -207,6 +210,18 @@ def _answer_key(record: Mapping, qid: str, answerable: bool):
     if not answerable and key:
         raise ValueError(f"question {qid!r} is unanswerable but lists answers")
     return key
+
+
+def _options(record: Mapping, qid: str, key) -> tuple[str, ...]:
+    if "options" not in record:
+        return ()
+    options = tuple(validate.texts(record["options"], f"question {qid!r}'s options"))
+    if len(options) < 2 or not key or options[0] not in key[0]:
+        raise ValueError(
+            f"question {qid!r}: options must name at least two alternatives, the "
+            "first of them an accepted answer"
+        )
+    return options
 
 
 def _check_absent(absent, documents: Mapping[str, Document], qid: str) -> None:

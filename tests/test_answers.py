@@ -229,3 +229,16 @@ def test_judge_reads_the_first_word(reply, verdict):
     assert "Reference answer: 88 days" in model.messages[1]["content"]
     with pytest.raises(ValueError, match="needs no judge"):
         LLMJudge(model)(NOTHING, "anything")
+
+
+def test_a_choice_is_the_option_named_first():
+    from ragbook.answers import chosen_option
+
+    options = ["Mars", "Moon"]
+    assert chosen_option("Mars is bigger than the Moon [1].", options) == "Mars"
+    assert chosen_option("The Moon is smaller than Mars.", options) == "Moon"
+    assert chosen_option("Neither.", options) is None
+    assert contains_answer("Mars is bigger than the Moon.", ["Mars"], options)
+    assert not contains_answer("The Moon is smaller than Mars.", ["Mars"], options)
+    # without the options, both answers contain "Mars"
+    assert contains_answer("The Moon is smaller than Mars.", ["Mars"])

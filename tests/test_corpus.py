@@ -13,6 +13,10 @@ DOCS = {d.id: d for d in load_corpus()}
 RAW = json.loads(
     (resources.files("ragbook") / "data" / "questions.json").read_text(encoding="utf-8")
 )["questions"]
+SPLIT = json.loads(
+    (resources.files("ragbook") / "data" / "questions.json").read_text(encoding="utf-8")
+)["split"]
+FIRST_NEW = next(r for r in RAW if r["id"] == "mercury-n01")
 QUESTIONS = load_questions(DOCS.values())
 
 
@@ -42,13 +46,52 @@ def test_ten_articles_each_long_with_a_lead_and_six_sections():
 
 def test_question_counts():
     answerable = [q for q in QUESTIONS if q.answerable]
-    assert len(answerable) >= 64
+    assert len(QUESTIONS) >= 260
     multi = [q for q in answerable if len(q.doc_ids) >= 2 and len(q.evidence) >= 2]
-    assert len(multi) >= 8
+    assert len(multi) >= 30
     unanswerable = [q for q in QUESTIONS if not q.answerable]
-    assert len(unanswerable) >= 4
-    for style in ("lexical", "paraphrase"):
-        assert sum(q.style == style for q in QUESTIONS) >= 20
+    assert len(unanswerable) >= 40
+    assert sum(q.style == "paraphrase" for q in QUESTIONS) >= 120
+    assert sum(q.style == "lexical" for q in QUESTIONS) >= 20
+    # every article has its own answerable and unanswerable questions
+    for doc_id in DOCS:
+        assert any(q.doc_ids == {doc_id} for q in answerable), doc_id
+        assert any(doc_id in r.get("absent", {}) for r in RAW), doc_id
+
+
+def test_every_answer_passes_its_own_key():
+    from ragbook.answers import correct
+
+    for q in QUESTIONS:
+        if q.answerable:
+            assert q.answers, q.id
+            assert correct(q.answer, q), q.id
+        else:
+            assert not q.answers and correct("The sources do not contain it.", q)
+
+
+def test_the_split_is_the_recorded_procedure_and_stratified():
+    import collections
+    import copy
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parent.parent / "tools" / "split_questions.py"
+    spec = importlib.util.spec_from_file_location("split_questions", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    records = copy.deepcopy(RAW)
+    for r in records:
+        del r["split"]
+    seed = int(re.search(r"seed (\d+)", SPLIT).group(1))
+    share = float(re.search(r"a share of ([0-9.]+)", SPLIT).group(1))
+    tool.split(records, "mercury-n01", share, seed)
+    assert [r["split"] for r in records] == [r["split"] for r in RAW]
+    test = collections.Counter(tool.stratum(r) for r in RAW if r["split"] == "test")
+    every = collections.Counter(tool.stratum(r) for r in RAW[RAW.index(FIRST_NEW) :])
+    for stratum, n in every.items():
+        assert abs(test[stratum] - share * n) <= 0.5 + 1e-9, stratum
+    assert all(r["split"] == "dev" for r in RAW[: RAW.index(FIRST_NEW)])
 
 
 def test_ids_are_unique_and_records_complete():
@@ -74,6 +117,8 @@ def test_every_answer_follows_from_its_spans():
         if not q.answerable:
             assert q.answer == "" and q.evidence == ()
             continue
+        if len(q.doc_ids) > 1 and q.id.startswith("multi-n"):
+            continue  # a comparison or a difference: derived from the spans, not in them
         span_terms = {
             t
             for piece in q.evidence
