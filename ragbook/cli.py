@@ -3,12 +3,14 @@
     ragbook ask "How long is a year on Venus?"
     ragbook ask "Who wrote the refund policy?" --documents ./my-notes \
         --retriever hybrid --show-prompt
-    ragbook evaluate --figure evaluation.png
+    ragbook evaluate --split dev --figure evaluation.png
 
 ``ask`` answers from the bundled corpus, or from any folder of Markdown files, with
 citations; it prints the ranks and scores of the chunks it used and the result of the
 grounding checks. ``evaluate`` measures retrieval and answers on the labelled questions
-of the bundled corpus and draws recall against k.
+of the bundled corpus (``--split dev``, where choices are made, or ``test``), prints
+every answer measure of :mod:`ragbook.answers` with its bootstrap interval, and draws
+recall against k.
 
 The defaults are the best configuration chapter 14 measures: hybrid retrieval (BM25
 fused with MiniLM), the semantic reader, and on the bundled corpus the astronomy
@@ -67,6 +69,13 @@ def _share(text: str) -> float:
 
 
 GLOSSARIES = {"astronomy": ASTRONOMY, "none": None}
+_MEASURES = (  # what evaluate prints, in the words of ragbook.answers
+    ("exact_match", "exact match"),
+    ("f1", "token F1"),
+    ("contains", "contains an accepted answer"),
+    ("correct", "correct (refusals for unanswerable)"),
+    ("grounded", "correct and grounded"),
+)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -183,6 +192,13 @@ def build_parser() -> argparse.ArgumentParser:
     _common(ask)
     evaluate = commands.add_parser(
         "evaluate", help="evaluate retrieval and answers on the labelled questions"
+    )
+    evaluate.add_argument(
+        "--split",
+        choices=("dev", "test"),
+        default="dev",
+        help="the labelled questions to answer: dev (where choices are made; the "
+        "default) or test (for reporting a configuration chosen on dev)",
     )
     evaluate.add_argument(
         "--figure",
@@ -327,11 +343,11 @@ def _evaluate(args, out) -> int:
     import matplotlib.pyplot as plt
 
     from .labels import load_questions
-    from .metrics import evaluate_retrieval
+    from .metrics import bootstrap_interval, evaluate_retrieval
     from .pipeline import evaluate_answers
 
     documents = load_corpus()
-    questions = load_questions(documents)
+    questions = load_questions(documents, split=args.split)
     pipeline = _pipeline(args)
     pipeline.index(documents)
     ks = tuple(range(1, 11))
@@ -349,29 +365,38 @@ def _evaluate(args, out) -> int:
     )
     print(report.table(), file=out)
     what = f"answering {len(questions)} labelled questions"
-    with reporter(None, what, len(questions)) as report:
+    with reporter(None, what, len(questions)) as progress:
 
         def answer(question: str):
             result = pipeline.answer(question)
-            report.update(report.done + 1)
+            progress.update(progress.done + 1)
             return result
 
         answers = evaluate_answers(questions, answer)
     print(
-        f"\nanswers ({args.reader} reader, abstaining below "
-        f"{pipeline.reader_abstain_below}, k = {args.k}), "
-        f"{answers.questions} questions:",
+        f"\nanswers ({args.reader} reader, "
+        + (
+            f"abstaining below {pipeline.reader_abstain_below}, "
+            if pipeline.reader_abstain_below is not None
+            else ""
+        )
+        + f"k = {args.k}), {answers.questions} {args.split} questions, "
+        "95% bootstrap intervals:",
+        file=out,
+    )
+    for measure, label in _MEASURES:
+        low, high = bootstrap_interval(answers.values(measure))
+        print(
+            f"  {label:34} {answers.mean(measure):.3f}  [{low:.3f}, {high:.3f}]",
+            file=out,
+        )
+    print(
+        f"  evidence in the prompt r = {answers.r:.3f}; correct and grounded with it "
+        f"a = {answers.a:.3f}, without it b = {answers.b:.3f}",
         file=out,
     )
     print(
-        f"  evidence in the prompt r = {answers.r:.3f}; accuracy with it a = "
-        f"{answers.a:.3f}, "
-        f"without it b = {answers.b:.3f} (correct refusals count)",
-        file=out,
-    )
-    print(
-        f"  measured accuracy {answers.accuracy:.3f} = r a + (1 - r) b = "
-        f"{answers.composed:.3f}",
+        f"  measured {answers.accuracy:.3f} = r a + (1 - r) b = {answers.composed:.3f}",
         file=out,
     )
     print(

@@ -262,10 +262,16 @@ def in_split(questions: Sequence[Question], split: str) -> list[Question]:
 
 
 def load_questions(
-    documents: Iterable[Document], path: str | os.PathLike | None = None
+    documents: Iterable[Document],
+    path: str | os.PathLike | None = None,
+    split: str | None = None,
 ) -> list[Question]:
     """The labelled questions (by default the bundled ``ragbook/data/questions.json``)
-    against ``documents``."""
+    against ``documents``; with ``split`` ("dev" or "test"), those of that split only.
+
+    Choices are made on dev; test is for reporting what was chosen."""
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS} or None, got {split!r}")
     if path is None:
         raw = (resources.files("ragbook") / "data" / "questions.json").read_text(
             encoding="utf-8"
@@ -284,9 +290,10 @@ def load_questions(
         raise ValueError(
             f"questions file is not valid JSON (line {error.lineno}): {error.msg}"
         ) from error
-    return parse_questions(
+    questions = parse_questions(
         data["questions"] if isinstance(data, dict) else data, documents
     )
+    return questions if split is None else in_split(questions, split)
 
 
 def contains_span(chunk, span: Span) -> bool:

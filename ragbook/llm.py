@@ -33,6 +33,8 @@ tokens, and refuses a prompt that does not fit the context window instead of cut
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -388,21 +390,39 @@ class Records:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._entries: dict[str, dict] = {}
-        if self.path.exists():
-            for number, line in enumerate(
-                self.path.read_text(encoding="utf-8").splitlines(), start=1
-            ):
-                if not line.strip():
-                    continue
-                try:
-                    entry = json.loads(line)
-                    self._entries[entry["key"]] = entry
-                except (ValueError, KeyError, TypeError):
-                    raise ModelError(
-                        f"{self.path}, line {number}: not a record "
-                        "(a JSON object with a key)"
-                    ) from None
+        self._entries: dict[str, dict] = self._read()
+
+    def _read(self) -> dict[str, dict]:
+        entries: dict[str, dict] = {}
+        if not self.path.exists():
+            return entries
+        for number, line in enumerate(
+            self.path.read_text(encoding="utf-8").splitlines(), start=1
+        ):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                entries[entry["key"]] = entry
+            except (ValueError, KeyError, TypeError):
+                raise ModelError(
+                    f"{self.path}, line {number}: not a record "
+                    "(a JSON object with a key)"
+                ) from None
+        return entries
+
+    @contextlib.contextmanager
+    def _exclusive(self):
+        """This process alone changes the file: the records other processes added
+        since this one read the file are read again first, so none is lost."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, open(f"{self.path}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self._entries = self._read() | self._entries
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -426,14 +446,15 @@ class Records:
             "result": dict(result),
             "made_by": dict(made_by),
         }
-        with self._lock:
+        with self._exclusive():
             self._entries[key] = entry
             self._write()
 
     def remove(self, keys) -> int:
         """Drop the records with these keys (so that the next run makes them again) and
         rewrite the file atomically; returns how many were dropped."""
-        with self._lock:
+        with self._exclusive():
+            self._entries = self._read()  # what is on disk, less these keys
             dropped = [key for key in keys if self._entries.pop(key, None) is not None]
             if dropped:
                 self._write()

@@ -4,13 +4,15 @@
 A reader does not write: it scores every sentence of the prompt's sources against the
 question, answers with the best one and its citation ``[n]``, and says
 :data:`~ragbook.generators.ABSTAIN` when even the best score is below ``abstain_below``.
-The two readers differ only in the score:
+The readers differ only in the score:
 
 - :class:`ExtractiveGenerator` (the lexical reader): the share of the question's idf
   weight that the sentence and its source's label cover;
 - :class:`SemanticExtractiveGenerator` (the semantic reader): the cosine between
   sentence-embedder vectors of the question and of the labelled sentence, so that a
-  paraphrase can be read.
+  paraphrase can be read;
+- :class:`ModelQuoteReader`: a language model answers first, and the sentence that
+  says most of what it said is quoted.
 
 Both take half a point from a sentence without a number when the question asks for a
 quantity or a date. Their default abstention scores, :data:`LEXICAL_ABSTAIN_BELOW` (a
@@ -28,9 +30,10 @@ import numpy as np
 
 from . import validate
 from .embedder import encode_queries
-from .generators import ABSTAIN
+from .generators import ABSTAIN, is_refusal
 from .prompts import Prompt
 from .text import analyze, split_sentences
+from .verification import CITATION, citations, numbers_in
 
 __all__ = [
     "LEXICAL_ABSTAIN_BELOW",
@@ -39,6 +42,7 @@ __all__ = [
     "SentenceReader",
     "ExtractiveGenerator",
     "SemanticExtractiveGenerator",
+    "ModelQuoteReader",
 ]
 
 LEXICAL_ABSTAIN_BELOW = 0.5  # coverage share below which the lexical reader abstains
@@ -248,3 +252,58 @@ class SemanticExtractiveGenerator(SentenceReader):
         return sorted(
             scored, key=lambda s: -s.coverage
         )  # stable: ties keep their order
+
+
+class ModelQuoteReader(SentenceReader):
+    """The model reads, a source sentence answers (chapter 14).
+
+    ``generator`` (a language model's, such as :class:`~ragbook.llm.LLMGenerator`)
+    answers the prompt in its own words; the reader then answers with the source
+    sentence that says most of what the model said, and cites it. A sentence's score is
+    the share of the model answer's distinct terms (citations removed) found in the
+    sentence or its source's label, less :data:`NUMBER_PENALTY` when the model answer
+    has numbers and the sentence none of them; sentences of the sources the model cited
+    come first among equals. When the model refuses, so does the reader; when no
+    sentence scores above ``abstain_below`` it abstains.
+
+    The model's skill at reading a paraphrase is kept, and the answer is a quotation
+    that the grounding checks can verify. ``last`` holds the model's own answer.
+    """
+
+    def __init__(self, generator: Callable[[Prompt], str], abstain_below: float = 0.0):
+        if not callable(generator):
+            raise TypeError(f"generator must be callable, got {generator!r}")
+        self.generator = generator
+        self.abstain_below = validate.real(
+            abstain_below, "abstain_below (a share of terms)", minimum=0, maximum=1
+        )
+        self.last: str | None = None
+        for name in ("budget", "count"):  # pack prompts into the model's window
+            if hasattr(generator, name):
+                setattr(self, name, getattr(generator, name))
+
+    def score(self, prompt: Prompt) -> list[ScoredSentence]:
+        self.last = answer = self.generator(prompt)
+        if is_refusal(answer):
+            return []
+        plain = CITATION.sub(" ", answer)
+        terms = set(analyze(plain))
+        numbers = set(numbers_in(plain))
+        cited = set(citations(answer))
+        scored = []
+        for source in prompt.sources:
+            label_terms = set(analyze(source.label))
+            for sentence in split_sentences(source.text):
+                own = set(analyze(sentence.text))
+                share = len(terms & (own | label_terms)) / len(terms) if terms else 0.0
+                if numbers and not numbers & set(numbers_in(sentence.text)):
+                    share -= NUMBER_PENALTY
+                scored.append(
+                    ScoredSentence(
+                        source.number,
+                        sentence.text,
+                        share,
+                        float(source.number in cited),
+                    )
+                )
+        return sorted(scored, key=lambda s: (-s.coverage, -s.own))

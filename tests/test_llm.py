@@ -575,3 +575,31 @@ def test_the_requests_a_run_reads_are_logged_for_pruning(tmp_path, monkeypatch):
     model.chat(messages, 200)
     (entry,) = model.records.entries()
     assert log.read_text() == f"records.jsonl {entry['key']}\n"
+
+
+def test_two_processes_adding_records_lose_none(tmp_path):
+    import multiprocessing
+
+    path = tmp_path / "records.jsonl"
+    first, second = Records(path), Records(path)  # both read the empty file
+    first.add("a", {"kind": "chat"}, {"text": "x"}, {"model": "m"})
+    second.add("b", {"kind": "chat"}, {"text": "y"}, {"model": "m"})
+    context = multiprocessing.get_context("spawn")
+    workers = [
+        context.Process(target=_add_many, args=(str(path), name)) for name in "cd"
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    keys = {entry["key"] for entry in Records(path).entries()}
+    assert keys == {"a", "b"} | {f"{n}{i}" for n in "cd" for i in range(20)}
+    first.remove(["a"])
+    assert {e["key"] for e in Records(path).entries()} == keys - {"a"}
+
+
+def _add_many(path, name):
+    records = Records(path)
+    for i in range(20):
+        records.add(f"{name}{i}", {"kind": "chat"}, {"text": str(i)}, {"model": "m"})

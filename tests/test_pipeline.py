@@ -1,6 +1,7 @@
 """The pipeline, its evaluation decomposition, and the command-line tool."""
 
 import io
+import re
 import subprocess
 import sys
 
@@ -147,3 +148,38 @@ def test_python_dash_m_runs_the_tool():
         timeout=60,
     )
     assert run.returncode == 0 and "Lassell" in run.stdout
+
+
+def test_evaluate_answers_one_split_with_intervals(tmp_path):
+    out = io.StringIO()
+    status = main(
+        [
+            "evaluate",
+            "--split",
+            "test",
+            "--retriever",
+            "bm25",
+            "--reader",
+            "lexical",
+            "--figure",
+            str(tmp_path / "figure.png"),
+        ],
+        out=out,
+    )
+    text = out.getvalue()
+    n_test = sum(q.split == "test" for q in QUESTIONS)
+    assert status == 0 and f"{n_test} test questions" in text
+    for label in ("exact match", "token F1", "correct and grounded"):
+        line = next(line for line in text.splitlines() if label in line)
+        value, low, high = (float(x) for x in re.findall(r"\d\.\d{3}", line))
+        assert 0 <= low <= value <= high <= 1, line
+    refused = re.search(r"refused (\d+) of (\d+) unanswerable", text)
+    assert int(refused.group(2)) == sum(
+        q.split == "test" and not q.answerable for q in QUESTIONS
+    )
+
+
+def test_evaluate_refuses_an_unknown_split(capsys):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--split", "train"])
+    assert "invalid choice: 'train'" in capsys.readouterr().err

@@ -356,3 +356,54 @@ def test_the_glossary_passes_its_graded_exercise():
         lambda question, definitions: Glossary(definitions)(question),
     )
     assert verdict and verdict.total == 9
+
+
+# ---- the model reads, a sentence answers (ModelQuoteReader) ----------------------
+ORBITS = [
+    (
+        "Mercury, Orbit",
+        "The orbit is eccentric. It takes the planet 87.969 Earth days "
+        "to travel once around the Sun.",
+    ),
+    ("Venus, Orbit", "A year on Venus lasts 224.7 Earth days. Venus spins backwards."),
+]
+
+
+def test_model_quote_reader_quotes_what_the_model_said():
+    from ragbook.generators import ScriptedGenerator
+    from ragbook.readers import ModelQuoteReader
+
+    prompt = build_prompt("How long is a year on Mercury?", ORBITS)
+    model = ScriptedGenerator(["A Mercury year is about 87.969 days long [1]."])
+    reader = ModelQuoteReader(model)
+    answer = reader(prompt)
+    # the sentence holding the model's number, not the first sentence of source 1
+    assert answer == (
+        "It takes the planet 87.969 Earth days to travel once around the Sun [1]."
+    )
+    assert reader.last == "A Mercury year is about 87.969 days long [1]."
+    # a sentence without the model's number loses the number penalty
+    other = ModelQuoteReader(ScriptedGenerator(["Venus spins backwards [2]."]))
+    assert other(prompt) == "Venus spins backwards [2]."
+
+
+def test_model_quote_reader_refuses_with_the_model_and_forwards_its_budget():
+    from ragbook.generators import ScriptedGenerator
+    from ragbook.readers import ModelQuoteReader
+
+    prompt = build_prompt("What is the mass of the lander?", ORBITS)
+    reader = ModelQuoteReader(ScriptedGenerator(["The sources do not contain it."]))
+    assert reader(prompt) == ABSTAIN
+    assert not hasattr(reader, "budget")
+
+    class Windowed(ScriptedGenerator):
+        def budget(self):
+            return 1234
+
+        def count(self, text):
+            return len(text.split())
+
+    windowed = ModelQuoteReader(Windowed(["x"]))
+    assert windowed.budget() == 1234 and windowed.count("a b") == 2
+    with pytest.raises(TypeError, match="callable"):
+        ModelQuoteReader("not a model")
