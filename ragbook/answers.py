@@ -1,4 +1,4 @@
-"""Answer keys: is an answer in any words correct? (chapter 14).
+"""Answer keys: is an answer in any words correct? (chapters 3 and 14).
 
 A question's key lists its accepted answers in groups: an answer is correct when, after
 :func:`normalize_answer`, it contains one form of every group as a contiguous run of
@@ -15,7 +15,7 @@ Four measures of one answer against its key:
 - :func:`correct`: for an answerable question, contains an accepted answer and is not a
   refusal; for an unanswerable one, is a refusal;
 - :func:`correct_and_grounded`: correct, and every claim passes the grounding checks of
-  chapter 12 (:func:`ragbook.verification.check_answer`).
+  :mod:`ragbook.verification` (:func:`~ragbook.verification.check_answer`).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def normalize_answer(text: str) -> list[str]:
             words[-1] = str(int(words[-1]) + value)
         else:
             words.append(str(value))
-        tens = token in _TENS
+        tens = value is not None and value >= 20 and value % 10 == 0
     return words
 
 

@@ -1,8 +1,10 @@
-"""The command-line tool: ``ragbook ask`` and ``ragbook evaluate`` (chapter 14).
+"""The command-line tool: ``ragbook ask``, ``ragbook chat`` and ``ragbook evaluate``
+(chapter 14).
 
     ragbook ask "How long is a year on Venus?"
     ragbook ask "Who wrote the refund policy?" --documents ./my-notes \
         --retriever hybrid --show-prompt
+    printf 'How many moons does Mars have?\nWhat about Jupiter?\n' | ragbook chat
     ragbook evaluate --split dev --figure evaluation.png
 
 ``ask`` answers from the bundled corpus, or from any folder of Markdown files, with
@@ -190,6 +192,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the prompt sent to the generator",
     )
     _common(ask)
+    chat = commands.add_parser(
+        "chat",
+        help="a conversation: one question per line, follow-ups rewritten, until the "
+        "end of input",
+    )
+    chat.add_argument(
+        "--documents",
+        metavar="DIR",
+        help="a folder of Markdown files (default: the bundled corpus)",
+    )
+    _common(chat)
     evaluate = commands.add_parser(
         "evaluate", help="evaluate retrieval and answers on the labelled questions"
     )
@@ -285,6 +298,64 @@ def _with_store(run, args, out) -> int:
         return run(args, out)
 
 
+def _print_checks(result, out, indent: str = "") -> None:
+    if result.abstained:
+        print(f"{indent}checks: the generator abstained; nothing to check", file=out)
+        return
+    for check in result.checks:
+        verdict = "supported" if check.supported else "NOT supported"
+        details = [
+            f"cites {list(check.cited) or 'nothing'}",
+            f"support {check.support:.2f}",
+        ]
+        if check.missing_sources:
+            details.append(f"missing sources {list(check.missing_sources)}")
+        if check.unsupported_numbers:
+            details.append(
+                f"numbers not in its sources {list(check.unsupported_numbers)}"
+            )
+        print(f"{indent}checks: {verdict} ({', '.join(details)})", file=out)
+
+
+def _chat(args, out) -> int:
+    """One question per line of standard input; the last three
+    exchanges are kept, an elliptical follow-up ("What about Saturn?") is rewritten
+    into a standalone question, and the llm reader also reads the exchanges. Ends at
+    the end of input, or on a line "quit" or "exit"."""
+    from .generators import Conversation
+
+    documents = read_folder(args.documents) if args.documents else load_corpus()
+    pipeline = _pipeline(args)
+    pipeline.index(documents)
+    conversation = Conversation([d.title for d in documents], size=3)
+    interactive = sys.stdin.isatty()
+    print(
+        f"{len(documents)} documents, {_setup(args)}; one question per line, "
+        "end of input to stop",
+        file=out,
+    )
+    while True:
+        if interactive:
+            out.write("> ")
+            out.flush()
+        line = sys.stdin.readline()
+        if not line or line.strip().lower() in ("quit", "exit"):  # "" at the end
+            return 0
+        question = line.strip()
+        if not question:
+            continue
+        asked = conversation.rewrite(question)
+        if asked != question:
+            print(f"(asked as: {asked})", file=out)
+        history = list(conversation.history) if args.reader == "llm" else []
+        result = pipeline.answer(asked, history=history)
+        print(result.answer, file=out)
+        for r in result.retrieved:
+            print(f"  [{r.rank}] {r.source}", file=out)
+        _print_checks(result, out, indent="  ")
+        conversation.add(asked, result.answer)
+
+
 def _ask(args, out) -> int:
     documents = read_folder(args.documents) if args.documents else load_corpus()
     pipeline = _pipeline(args)
@@ -307,22 +378,7 @@ def _ask(args, out) -> int:
             f"  [{r.rank}] score {r.score:.4f}  {r.source}  (chunk {r.chunk.id})",
             file=out,
         )
-    if result.abstained:
-        print("checks: the generator abstained; nothing to check", file=out)
-    else:
-        for check in result.checks:
-            verdict = "supported" if check.supported else "NOT supported"
-            details = [
-                f"cites {list(check.cited) or 'nothing'}",
-                f"support {check.support:.2f}",
-            ]
-            if check.missing_sources:
-                details.append(f"missing sources {list(check.missing_sources)}")
-            if check.unsupported_numbers:
-                details.append(
-                    f"numbers not in its sources {list(check.unsupported_numbers)}"
-                )
-            print(f"checks: {verdict} ({', '.join(details)})", file=out)
+    _print_checks(result, out)
     if streaming:
         made = pipeline._generate.last
         print(
@@ -387,7 +443,7 @@ def _evaluate(args, out) -> int:
     for measure, label in _MEASURES:
         low, high = bootstrap_interval(answers.values(measure))
         print(
-            f"  {label:34} {answers.mean(measure):.3f}  [{low:.3f}, {high:.3f}]",
+            f"  {label:36} {answers.mean(measure):.3f}  [{low:.3f}, {high:.3f}]",
             file=out,
         )
     print(
@@ -423,7 +479,11 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
         argv = validate.texts(argv, "argv")
     args = build_parser().parse_args(argv)
     try:
-        return _with_store(_ask if args.command == "ask" else _evaluate, args, out)
+        command = {"ask": _ask, "chat": _chat, "evaluate": _evaluate}[args.command]
+        return _with_store(command, args, out)
+    except KeyboardInterrupt:
+        print("", file=out)
+        return 130
     except (ValueError, ModelError, RuntimeError, ConnectionError) as error:
         print(f"ragbook: error: {error}", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ decomposition of :mod:`ragbook.composition`: accuracy = r a + (1 - r) b.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -215,6 +216,7 @@ def answer_question(
     allowed: Iterable[int] | None = None,
     support_threshold: float = SUPPORT_THRESHOLD,
     rewrite: Callable[[str], str] | None = None,
+    history: Sequence[tuple[str, str]] = (),
 ) -> Answer:
     """Retrieve the top k chunks, build the prompt (packed into ``budget`` tokens if
     given), generate, check.
@@ -222,6 +224,8 @@ def answer_question(
     ``allowed`` restricts retrieval to the chunks a user may read, before ranking
     (chapter 15). ``rewrite`` (a :class:`~ragbook.glossary.Glossary`, say) turns the
     question into the retrieval query; the prompt keeps the question as asked.
+    ``history``, earlier (question, answer) exchanges, goes to a generator that takes
+    it (a language model's, in a conversation); its tokens come off the budget.
     ``support_threshold`` is the support share each claim needs
     (:func:`ragbook.verification.check_claim`). The sources' labels come from the
     chunks' headers.
@@ -231,6 +235,19 @@ def answer_question(
         support_threshold, "support_threshold", minimum=0, maximum=1
     )
     query = rewrite(question) if rewrite is not None else question
+    history = [
+        (validate.text(q, "a history question"), validate.text(a, "a history answer"))
+        for q, a in validate.sequence(history, "history", "(question, answer) pairs")
+    ]
+    if history and "history" not in inspect.signature(generator).parameters:
+        raise ValueError(
+            "this generator takes no conversation history (a language model's does: "
+            "reader llm)"
+        )
+    if history and budget is not None:
+        budget -= sum(count(q) + count(a) for q, a in history)
+        if budget < 1:
+            raise ValueError("the history leaves no room for sources in the budget")
     hits = retriever.search(
         query, k, allowed=None if allowed is None else list(allowed)
     )
@@ -246,7 +263,10 @@ def answer_question(
         Retrieved(hit.rank, hit.score, label, chunk)
         for hit, (label, _), chunk in zip(hits[:used], sources, chosen)
     )
-    text = generator(prompt)
+    if history:
+        text = generator(prompt, history=history)
+    else:
+        text = generator(prompt)
     checks = (
         ()
         if is_refusal(text)
@@ -437,6 +457,7 @@ class RAGPipeline:
         k: int | None = None,
         budget: int | None = None,
         allowed: Iterable[int] | None = None,
+        history: Sequence[tuple[str, str]] = (),
     ) -> Answer:
         if self.retriever is None:
             raise RuntimeError("nothing is indexed yet: call index(documents) first")
@@ -459,6 +480,7 @@ class RAGPipeline:
             count,
             allowed=allowed,
             rewrite=self.glossary,
+            history=history,
         )
 
     def query(self, question: str, k: int | None = None) -> dict:

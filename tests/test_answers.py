@@ -63,6 +63,8 @@ def squad_f1(prediction, gold):
         ("47.4 km/s", ["47.4", "km", "s"]),
         ("Eighty-eight Earth days", ["88", "day"]),
         ("forty two moons", ["42", "moon"]),
+        ("twenty-nine moons", ["29", "moon"]),
+        ("twenty moons", ["20", "moon"]),
         ("30 seven-day weeks", ["30", "7", "day", "weeks"]),
         ("40 per cent", ["40", "percent"]),
         ("40%", ["40", "percent"]),

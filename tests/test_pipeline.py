@@ -183,3 +183,49 @@ def test_evaluate_refuses_an_unknown_split(capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "--split", "train"])
     assert "invalid choice: 'train'" in capsys.readouterr().err
+
+
+def test_chat_rewrites_follow_ups_and_stops_at_the_end_of_input(monkeypatch):
+    monkeypatch.setattr(
+        sys,
+        "stdin",
+        io.StringIO("How many moons does Mars have?\nWhat about Jupiter?\n\n"),
+    )
+    out = io.StringIO()
+    arguments = ["chat", "--retriever", "bm25", "--reader", "lexical"]
+    assert main([*arguments, "--glossary", "none"], out=out) == 0
+    text = out.getvalue()
+    assert "(asked as: How many moons does Jupiter have?)" in text
+    assert "97 moons of Jupiter" in text and text.count("checks: ") == 2
+
+
+def test_history_reaches_a_generator_that_takes_it_and_costs_budget(pipeline):
+    seen = []
+
+    def model(prompt, history=()):
+        seen.append((prompt, list(history)))
+        return ABSTAIN
+
+    history = [("How many moons does Mars have?", "Two [1].")]
+    one = answer_question_of(pipeline, model, "What about Jupiter?", history, 400)
+    none = answer_question_of(pipeline, model, "What about Jupiter?", (), 400)
+    assert seen[0][1] == history and seen[1][1] == []
+    assert len(one.prompt.sources) <= len(none.prompt.sources)
+    with pytest.raises(ValueError, match="takes no conversation history"):
+        answer_question_of(pipeline, ScriptedGenerator(["x"]), "Q?", history, None)
+    with pytest.raises(ValueError, match="no room"):
+        answer_question_of(pipeline, model, "Q?", history * 50, 30)
+
+
+def answer_question_of(pipeline, generator, question, history, budget):
+    from ragbook.pipeline import answer_question
+
+    return answer_question(
+        question,
+        pipeline.chunks,
+        pipeline.retriever,
+        generator,
+        k=5,
+        budget=budget,
+        history=history,
+    )
