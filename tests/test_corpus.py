@@ -118,7 +118,7 @@ def test_every_answer_follows_from_its_spans():
             assert q.answer == "" and q.evidence == ()
             continue
         if len(q.doc_ids) > 1 and q.id.startswith("multi-n"):
-            continue  # a comparison or a difference: derived from the spans, not in them
+            continue  # a comparison or a difference, derived from the spans
         span_terms = {
             t
             for piece in q.evidence
