@@ -12,6 +12,7 @@ decomposition of :mod:`ragbook.composition`: accuracy = r a + (1 - r) b.
 from __future__ import annotations
 
 import inspect
+import os
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -61,7 +62,7 @@ __all__ = [
 
 RETRIEVERS = ("bm25", "tfidf", "lsa", "embedder", "hybrid")
 CHUNKERS = ("sentences", "windows", "sections", "recursive")
-READERS = ("lexical", "semantic", "llm")
+READERS = ("lexical", "semantic", "llm", "quote")
 
 
 @dataclass(frozen=True)
@@ -370,9 +371,10 @@ class RAGPipeline:
         )
         self.generator, self.k, self.abstain_below = generator, k, abstain_below
         self.reader, self.glossary, self.cache = reader, glossary, cache
-        if model is not None and reader != "llm":
+        if model is not None and reader not in ("llm", "quote"):
             raise ValueError(
-                f"a model applies to the llm reader only, not to the {reader} reader"
+                "a model applies to the llm and quote readers only, not to the "
+                f"{reader} reader"
             )
         self.model = model
         self.store = store  # store(encoder, chunks): dense retriever
@@ -431,10 +433,15 @@ class RAGPipeline:
             self._generate = SemanticExtractiveGenerator(
                 load_minilm(), self.reader_abstain_below, rewrite=self.glossary
             )
-        elif self.generator is None and self.reader == "llm":
+        elif self.generator is None and self.reader in ("llm", "quote"):
             from .llm import LLMGenerator, LocalModel
+            from .readers import ModelQuoteReader
 
-            self._generate = LLMGenerator(LocalModel(self.model, records=None))
+            from .llm import records_in
+
+            records = records_in(os.environ.get("RAGBOOK_RECORDS"), self.model)
+            model = LLMGenerator(LocalModel(self.model, records=records))
+            self._generate = model if self.reader == "llm" else ModelQuoteReader(model)
         elif self.generator is None:
             self.reader_abstain_below = (
                 LEXICAL_ABSTAIN_BELOW

@@ -528,9 +528,10 @@ def test_the_tool_refuses_options_the_llm_reader_does_not_take(capsys):
         )
         == 2
     )
-    assert "refuses in its own words" in capsys.readouterr().err
-    assert main(["ask", "How long is a year on Venus?", "--model", "qwen2.5-0.5b"]) == 2
-    assert "--model applies to --reader llm" in capsys.readouterr().err
+    assert "refuse when the model does" in capsys.readouterr().err
+    venus = "How long is a year on Venus?"
+    assert main(["ask", venus, "--reader", "semantic", "--model", "qwen2.5-0.5b"]) == 2
+    assert "--model applies to --reader llm or quote" in capsys.readouterr().err
 
 
 @pytest.mark.live
@@ -557,6 +558,20 @@ def test_the_tool_streams_a_cited_answer_from_the_model(live):
     assert status == 0, text
     assert "model qwen2.5-0.5b: prompt" in text and "first token after" in text
     assert "[1] score" in text and "checks:" in text
+
+
+@pytest.mark.live
+def test_with_the_model_installed_the_default_reader_quotes_it(live, capsys):
+    import io
+
+    from ragbook.cli import main
+
+    out = io.StringIO()
+    status = main(["ask", "Who discovered Triton?", "--model", "qwen2.5-0.5b"], out=out)
+    text = out.getvalue()
+    assert status == 0, text
+    assert "bm25, quote reader (qwen2.5-0.5b)" in text and "Lassell" in text
+    assert "checks: supported" in text and "model-free" not in capsys.readouterr().err
 
 
 def test_removed_records_are_gone_from_the_file(tmp_path):
