@@ -57,10 +57,12 @@ def docstrings(path: Path) -> list[tuple[str, str]]:
     return found
 
 
-def chapter_files() -> dict[int, Path]:
-    files = {}
+def chapter_files() -> dict[int, list[Path]]:
+    """The sources of each chapter: NN_name.md, and the pages of its sections that
+    share its number (14_whole_system.md, 14_measured.md)."""
+    files: dict[int, list[Path]] = {}
     for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.md")):
-        files[int(path.name[:2])] = path
+        files.setdefault(int(path.name[:2]), []).append(path)
     return files
 
 
@@ -98,8 +100,8 @@ def modules_used(source: str) -> set[str]:
 
 
 USES = {
-    number: modules_used(path.read_text(encoding="utf-8"))
-    for number, path in chapter_files().items()
+    number: set().union(*(modules_used(p.read_text(encoding="utf-8")) for p in paths))
+    for number, paths in chapter_files().items()
 }
 
 
@@ -118,7 +120,7 @@ def test_docstrings_name_chapters_that_use_the_module(path):
             if number not in USES:
                 wrong.append(f"{where}: chapter {number} does not exist")
             elif module not in USES[number]:
-                name = chapter_files()[number].name
+                name = ", ".join(p.name for p in chapter_files()[number])
                 wrong.append(
                     f"{where}: chapter {number} ({name}) does not use ragbook.{module}"
                 )
