@@ -64,8 +64,6 @@ __all__ = [
     "Records",
     "RecordMissing",
     "book_records",
-    "records_in",
-    "unavailable",
     "Generation",
     "LocalModel",
     "LLMGenerator",
@@ -468,34 +466,6 @@ class Records:
             for k in sorted(self._entries)
         ]
         _atomic_write(self.path, ("\n".join(lines) + "\n").encode("utf-8"))
-
-
-def unavailable(model: str | os.PathLike | None = None) -> str | None:
-    """Why ``model`` (a known name, a .gguf path, or the default model) cannot run on
-    this machine, in one line; None when its runtime and its file are installed."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        return "the runtime llama-cpp-python is not installed"
-    if model is None:
-        model = os.environ.get("RAGBOOK_GGUF") or DEFAULT_MODEL
-    if isinstance(model, str) and model in MODELS:
-        try:
-            part_files(MODELS[model])
-        except ModelNotInstalled as error:
-            return str(error).splitlines()[0]
-        return None
-    return None if Path(model).is_file() else f"no model file at {model}"
-
-
-def records_in(folder: str | os.PathLike | None, model: str | None) -> Records | None:
-    """The records of ``model`` in ``folder`` (``<model>.jsonl``), or None for no
-    folder: how the command-line tool replays and records when ``RAGBOOK_RECORDS``
-    names a folder."""
-    if folder is None:
-        return None
-    name = model or os.environ.get("RAGBOOK_GGUF") or DEFAULT_MODEL
-    return Records(
-        Path(folder) / f"{Path(str(name)).stem if name not in MODELS else name}.jsonl"
-    )
 
 
 def book_records(model: str = DEFAULT_MODEL) -> Records:

@@ -12,7 +12,6 @@ decomposition of :mod:`ragbook.composition`: accuracy = r a + (1 - r) b.
 from __future__ import annotations
 
 import inspect
-import os
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -437,10 +436,7 @@ class RAGPipeline:
             from .llm import LLMGenerator, LocalModel
             from .readers import ModelQuoteReader
 
-            from .llm import records_in
-
-            records = records_in(os.environ.get("RAGBOOK_RECORDS"), self.model)
-            model = LLMGenerator(LocalModel(self.model, records=records))
+            model = LLMGenerator(LocalModel(self.model, records=None))
             self._generate = model if self.reader == "llm" else ModelQuoteReader(model)
         elif self.generator is None:
             self.reader_abstain_below = (

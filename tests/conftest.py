@@ -34,16 +34,3 @@ def pg_cluster():
 
     with LocalCluster() as cluster:
         yield cluster
-
-
-@pytest.fixture(autouse=True)
-def _tool_without_the_model(request, monkeypatch):
-    """The tool's default reader depends on whether the language model is installed;
-    tests other than the live ones see a machine without it, so that they do not
-    depend on this one (tests of the choice itself set it)."""
-    if request.node.get_closest_marker("live") is None:
-        import ragbook.llm
-
-        monkeypatch.setattr(
-            ragbook.llm, "unavailable", lambda model=None: "not in this test"
-        )

@@ -232,30 +232,19 @@ def answer_question_of(pipeline, generator, question, history, budget):
     )
 
 
-def test_the_default_reader_is_the_dev_choice_when_the_model_is_installed(
-    monkeypatch, capsys
-):
-    import ragbook.llm
+def test_the_readers_with_a_model_default_to_bm25():
     from ragbook.cli import build_parser, resolve_defaults
 
-    args = build_parser().parse_args(["ask", "Who discovered Triton?"])
-    monkeypatch.setattr(ragbook.llm, "unavailable", lambda model=None: None)
-    assert resolve_defaults(args) is None
-    assert (args.reader, args.retriever) == ("quote", "bm25")
-    args = build_parser().parse_args(["ask", "Who discovered Triton?"])
-    monkeypatch.setattr(
-        ragbook.llm, "unavailable", lambda model=None: "the runtime is missing"
-    )
-    note = resolve_defaults(args)
-    assert (args.reader, args.retriever) == ("semantic", "hybrid")
-    assert "the runtime is missing" in note and "model-free default" in note
-    # a reader or retriever given is kept; a model given but missing is an error
-    args = build_parser().parse_args(["ask", "Q?", "--reader", "llm"])
-    assert resolve_defaults(args) is None and args.retriever == "bm25"
-    args = build_parser().parse_args(["ask", "Q?", "--model", "qwen2.5-0.5b"])
-    with pytest.raises(ValueError, match="the runtime is missing"):
+    for reader, retriever in (
+        ("quote", "bm25"),
+        ("llm", "bm25"),
+        ("semantic", "hybrid"),
+    ):
+        args = build_parser().parse_args(["ask", "Q?", "--reader", reader])
         resolve_defaults(args)
-    out = io.StringIO()
-    assert main(["ask", "Who discovered Triton?"], out=out) == 0
-    assert "hybrid, semantic reader, glossary astronomy" in out.getvalue()
-    assert "model-free default" in capsys.readouterr().err
+        assert args.retriever == retriever
+    args = build_parser().parse_args(
+        ["ask", "Q?", "--reader", "quote", "--retriever", "lsa"]
+    )
+    resolve_defaults(args)
+    assert args.retriever == "lsa"
