@@ -1,4 +1,4 @@
-"""Give every question of ragbook/data/questions.json a split, once, before it is measured.
+"""Give every question of ragbook/data/questions.json a split, once, before measuring.
 
     python tools/split_questions.py --new-from ID [--test-share 0.7] [--seed 2026]
 
