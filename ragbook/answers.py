@@ -250,8 +250,10 @@ def correct_and_grounded(
     :func:`~ragbook.verification.check_claim` against the prompt's sources."""
     if not correct(answer, question):
         return False
-    if not question.answerable:
-        return True
+    return not question.answerable or _claims_pass(answer, sources, support_threshold)
+
+
+def _claims_pass(answer: str, sources, support_threshold: float) -> bool:
     checks = check_answer(answer, sources, support_threshold)
     return bool(checks) and all(c.supported for c in checks)
 
@@ -287,12 +289,16 @@ def score_answer(
     else:
         em = contains = refused
         f1 = float(refused)
+    right = (contains and not refused) if question.answerable else refused  # correct()
     return AnswerScore(
         question.id,
         refused,
         em,
         f1,
         contains,
-        correct(answer, question),
-        correct_and_grounded(answer, question, sources, support_threshold),
+        right,
+        right
+        and (
+            not question.answerable or _claims_pass(answer, sources, support_threshold)
+        ),
     )

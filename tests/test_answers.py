@@ -244,3 +244,21 @@ def test_a_choice_is_the_option_named_first():
     assert not contains_answer("The Moon is smaller than Mars.", ["Mars"], options)
     # without the options, both answers contain "Mars"
     assert contains_answer("The Moon is smaller than Mars.", ["Mars"])
+
+
+def test_score_answer_agrees_with_correct_and_correct_and_grounded():
+    from ragbook.documents import load_corpus
+    from ragbook.labels import load_questions
+
+    questions = load_questions(load_corpus(), split="dev")[::7]
+    sources = ["It needs only about 88 Earth days to complete one circuit."]
+    replies = [
+        "About 88 Earth days [1].",
+        "The sources do not contain it.",
+        "Mars [1].",
+    ]
+    for q in questions:
+        for reply in replies + ([f"{q.answer} [1]."] if q.answerable else []):
+            score = score_answer(reply, q, sources)
+            assert score.correct == correct(reply, q), (q.id, reply)
+            assert score.grounded == correct_and_grounded(reply, q, sources), q.id
