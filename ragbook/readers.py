@@ -14,6 +14,9 @@ The readers differ only in the score:
 - :class:`ModelQuoteReader`: a language model answers first, and the sentence that
   says most of what it said is quoted.
 
+:class:`FallbackReader` combines two readers: the second answers when the first
+refuses.
+
 Both take half a point from a sentence without a number when the question asks for a
 quantity or a date. Their default abstention scores, :data:`LEXICAL_ABSTAIN_BELOW` (a
 coverage share) and :data:`SEMANTIC_ABSTAIN_BELOW` (a cosine), are the values chapter 14
@@ -43,6 +46,7 @@ __all__ = [
     "ExtractiveGenerator",
     "SemanticExtractiveGenerator",
     "ModelQuoteReader",
+    "FallbackReader",
 ]
 
 LEXICAL_ABSTAIN_BELOW = 0.5  # coverage share below which the lexical reader abstains
@@ -307,3 +311,39 @@ class ModelQuoteReader(SentenceReader):
                     )
                 )
         return sorted(scored, key=lambda s: (-s.coverage, -s.own))
+
+
+class FallbackReader:
+    """The first reader's answer, unless it refuses; then the second reader's.
+
+    Chapter 14 pairs a language model, which refuses answerable questions whose
+    evidence it was given, with a sentence picker, which answers those and abstains by
+    its own score. Each is asked with the same prompt; the second only when the first
+    refuses (:func:`~ragbook.generators.is_refusal`). ``used`` says which answered the
+    last prompt (0 or 1). The first reader's ``budget`` and ``count``, when it has them,
+    are kept, so a pipeline packs the prompt into its model's context window.
+    """
+
+    def __init__(self, first: Callable[[Prompt], str], second: Callable[[Prompt], str]):
+        for name, reader in (("first", first), ("second", second)):
+            if not callable(reader):
+                raise TypeError(
+                    f"the {name} reader must be callable (a prompt in, an answer out), "
+                    f"got {reader!r}"
+                )
+        self.first, self.second = first, second
+        self.used: int | None = None
+        for name in ("budget", "count"):
+            if hasattr(first, name):
+                setattr(self, name, getattr(first, name))
+
+    def __repr__(self) -> str:
+        return f"FallbackReader({self.first!r}, {self.second!r})"
+
+    def __call__(self, prompt: Prompt) -> str:
+        answer = self.first(prompt)
+        self.used = 0
+        if is_refusal(answer):
+            answer = self.second(prompt)
+            self.used = 1
+        return answer

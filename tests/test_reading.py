@@ -407,3 +407,43 @@ def test_model_quote_reader_refuses_with_the_model_and_forwards_its_budget():
     assert windowed.budget() == 1234 and windowed.count("a b") == 2
     with pytest.raises(TypeError, match="callable"):
         ModelQuoteReader("not a model")
+
+
+# ---- two readers, the second when the first refuses (FallbackReader) -------------
+def test_fallback_reader_asks_the_second_only_after_a_refusal():
+    from ragbook.generators import ScriptedGenerator
+    from ragbook.readers import FallbackReader
+
+    prompt = build_prompt("How long is a year on Mercury?", ORBITS)
+    second = ScriptedGenerator(["It takes 87.969 Earth days [1].", "unused"])
+    reader = FallbackReader(
+        ScriptedGenerator(["The sources do not contain the answer.", "Venus [2]."]),
+        second,
+    )
+    assert reader(prompt) == "It takes 87.969 Earth days [1]." and reader.used == 1
+    assert reader(prompt) == "Venus [2]." and reader.used == 0
+    # the second was asked once, for the refusal only: its next answer is still queued
+    assert second(prompt) == "unused"
+    # both refusing is a refusal
+    both = FallbackReader(ScriptedGenerator([ABSTAIN]), ScriptedGenerator([ABSTAIN]))
+    assert both(prompt) == ABSTAIN
+
+
+def test_fallback_reader_keeps_the_first_readers_window_and_rejects_non_readers():
+    from ragbook.generators import ScriptedGenerator
+    from ragbook.readers import FallbackReader
+
+    class Windowed(ScriptedGenerator):
+        def budget(self):
+            return 99
+
+        def count(self, text):
+            return 7
+
+    reader = FallbackReader(Windowed(["x"]), ScriptedGenerator(["y"]))
+    assert reader.budget() == 99 and reader.count("anything") == 7
+    assert not hasattr(
+        FallbackReader(ScriptedGenerator(["x"]), Windowed(["y"])), "budget"
+    )
+    with pytest.raises(TypeError, match="second reader must be callable"):
+        FallbackReader(ScriptedGenerator(["x"]), "semantic")
