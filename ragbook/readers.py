@@ -15,7 +15,8 @@ The readers differ only in the score:
   says most of what it said is quoted.
 
 :class:`FallbackReader` combines two readers: the second answers when the first
-refuses.
+refuses. :class:`SubjectCheck` refuses an answer about another subject than the
+question's.
 
 Both take half a point from a sentence without a number when the question asks for a
 quantity or a date. Their default abstention scores, :data:`LEXICAL_ABSTAIN_BELOW` (a
@@ -47,6 +48,7 @@ __all__ = [
     "SemanticExtractiveGenerator",
     "ModelQuoteReader",
     "FallbackReader",
+    "SubjectCheck",
 ]
 
 LEXICAL_ABSTAIN_BELOW = 0.5  # coverage share below which the lexical reader abstains
@@ -347,3 +349,62 @@ class FallbackReader:
             answer = self.second(prompt)
             self.used = 1
         return answer
+
+
+class SubjectCheck:
+    """A reader's answer, refused when it is about another subject than the question.
+
+    ``subjects`` are names a question can be about (chapter 14 passes the corpus's
+    article titles: "Mars", "Moon"). When the question names some of them, the answer
+    stands only if it, or the label of a source it cites, names one of those too;
+    otherwise the reader says :data:`~ragbook.generators.ABSTAIN`. A question naming no
+    subject, and a refusal, pass unchanged. Names match as whole words, ignoring case.
+
+    It catches the error of answering an unanswerable question with a neighbouring fact
+    (another planet's escape velocity) and citing it; it cannot catch a wrong fact
+    about the right subject. ``refused`` counts the answers it refused.
+    """
+
+    def __init__(self, reader: Callable[[Prompt], str], subjects):
+        if not callable(reader):
+            raise TypeError(
+                f"reader must be callable (a prompt in, an answer out), got {reader!r}"
+            )
+        names = validate.texts(subjects, "subjects")
+        if not names or any(not n.strip() for n in names):
+            raise ValueError(
+                "subjects must be a non-empty list of non-empty names, such as the "
+                "articles' titles"
+            )
+        self.reader = reader
+        self.subjects = tuple(dict.fromkeys(n.strip() for n in names))
+        self._patterns = [
+            (name, re.compile(rf"\b{re.escape(name)}\b", re.I))
+            for name in self.subjects
+        ]
+        self.refused = 0
+        for name in ("budget", "count"):
+            if hasattr(reader, name):
+                setattr(self, name, getattr(reader, name))
+
+    def __repr__(self) -> str:
+        return f"SubjectCheck({self.reader!r}, {len(self.subjects)} subjects)"
+
+    def named(self, text: str) -> set[str]:
+        """The subjects ``text`` names."""
+        text = validate.text(text, "text")
+        return {name for name, pattern in self._patterns if pattern.search(text)}
+
+    def __call__(self, prompt: Prompt) -> str:
+        answer = self.reader(prompt)
+        wanted = self.named(prompt.question)
+        if is_refusal(answer) or not wanted:
+            return answer
+        said = self.named(answer)
+        for number in citations(answer):
+            if 1 <= number <= len(prompt.sources):
+                said |= self.named(prompt.sources[number - 1].label)
+        if wanted & said:
+            return answer
+        self.refused += 1
+        return ABSTAIN

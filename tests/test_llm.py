@@ -619,3 +619,30 @@ def _add_many(path, name):
     records = Records(path)
     for i in range(20):
         records.add(f"{name}{i}", {"kind": "chat"}, {"text": str(i)}, {"model": "m"})
+
+
+@pytest.mark.live
+def test_worked_examples_are_earlier_turns_and_are_counted(live):
+    example = build_prompt("What moons does Mars have?", VENUS)
+    plain = LLMGenerator(live, max_tokens=40)
+    shown = LLMGenerator(
+        live, max_tokens=40, examples=[(example, "Phobos and Deimos [2].")]
+    )
+    prompt = build_prompt("How long is a year on Venus?", VENUS)
+    expected = chat_messages(
+        prompt, [(chat_messages(example)[-1]["content"], "Phobos and Deimos [2].")]
+    )
+    # system message, the example's sources and question, its answer, the question
+    assert [m["role"] for m in expected] == ["system", "user", "assistant", "user"]
+    assert (
+        expected[1]["content"].startswith("Sources:")
+        and "Mars" in expected[1]["content"]
+    )
+    assert shown.count(prompt.text) == live.prompt_tokens(expected)
+    assert shown.count(prompt.text) > plain.count(prompt.text)
+    assert shown(prompt) and shown.last.prompt_tokens == live.prompt_tokens(expected)
+    assert "examples=1" in repr(shown)
+    with pytest.raises(TypeError, match="example 1 must be a"):
+        LLMGenerator(live, examples=["just a prompt"])
+    with pytest.raises(ValueError, match="answer of example 1 is empty"):
+        LLMGenerator(live, examples=[(example, "  ")])

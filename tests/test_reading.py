@@ -447,3 +447,57 @@ def test_fallback_reader_keeps_the_first_readers_window_and_rejects_non_readers(
     )
     with pytest.raises(TypeError, match="second reader must be callable"):
         FallbackReader(ScriptedGenerator(["x"]), "semantic")
+
+
+# ---- an answer about another subject is refused (SubjectCheck) --------------------
+def test_subject_check_refuses_an_answer_about_another_subject():
+    from ragbook.generators import ScriptedGenerator
+    from ragbook.readers import SubjectCheck
+
+    titles = ["Mercury", "Venus", "Moon"]
+    asked = build_prompt("How long is a year on Venus?", ORBITS)
+    # cites source 1, labelled Mercury: another subject than the question's
+    wrong = SubjectCheck(ScriptedGenerator(["It takes 87.969 Earth days [1]."]), titles)
+    assert wrong(asked) == ABSTAIN and wrong.refused == 1
+    # cites source 2, labelled Venus
+    right = SubjectCheck(
+        ScriptedGenerator(["A year lasts 224.7 Earth days [2]."]), titles
+    )
+    assert right(asked) == "A year lasts 224.7 Earth days [2]." and right.refused == 0
+    # no citation, but the answer names the subject; whole words, any case
+    named = SubjectCheck(ScriptedGenerator(["On VENUS, 224.7 days."]), titles)
+    assert named(asked) == "On VENUS, 224.7 days."
+    assert (
+        SubjectCheck(ScriptedGenerator(["x"]), ["Moon"]).named("Moons, honeymoon")
+        == set()
+    )
+    # a citation outside the sources names nothing
+    outside = SubjectCheck(ScriptedGenerator(["224.7 days [9]."]), titles)
+    assert outside(asked) == ABSTAIN
+    # a question naming no subject, and a refusal, pass unchanged
+    vague = build_prompt("How long is a year on the second planet?", ORBITS)
+    free = SubjectCheck(ScriptedGenerator(["It takes 87.969 Earth days [1]."]), titles)
+    assert free(vague) == "It takes 87.969 Earth days [1]."
+    refusing = SubjectCheck(ScriptedGenerator(["The sources do not say."]), titles)
+    assert refusing(asked) == "The sources do not say." and refusing.refused == 0
+
+
+def test_subject_check_rejects_bad_subjects_and_keeps_the_window():
+    from ragbook.generators import ScriptedGenerator
+    from ragbook.readers import SubjectCheck
+
+    with pytest.raises(ValueError, match="non-empty list"):
+        SubjectCheck(ScriptedGenerator(["x"]), [])
+    with pytest.raises(ValueError, match="non-empty list"):
+        SubjectCheck(ScriptedGenerator(["x"]), ["Mars", " "])
+    with pytest.raises(TypeError, match="reader must be callable"):
+        SubjectCheck("semantic", ["Mars"])
+
+    class Windowed(ScriptedGenerator):
+        def budget(self):
+            return 5
+
+        def count(self, text):
+            return 1
+
+    assert SubjectCheck(Windowed(["x"]), ["Mars"]).budget() == 5
