@@ -14,14 +14,17 @@ of the bundled corpus (``--split dev``, where choices are made, or ``test``), pr
 every answer measure of :mod:`ragbook.answers` with its bootstrap interval, and draws
 recall against k.
 
-The defaults are the configuration chapter 14 measures best on its dev questions, a
-model-free one: hybrid retrieval (BM25 fused with MiniLM), the semantic reader, and on
-the bundled corpus the astronomy glossary. (The readers with a language model,
-``--reader llm`` and ``--reader quote``, measured below it there, and use BM25 by
-default, the retrieval they were measured with.) The MiniLM vectors of the chunks are
-computed on the first run (about 13 s for the bundled corpus) and read from the cache
-afterwards (``--no-cache`` turns that off); on a terminal, the work that takes more
-than a second reports on standard error what it is doing and how far it is
+The defaults are the configuration chapter 14 measures best on its dev questions:
+hybrid retrieval (BM25 fused with MiniLM), on the bundled corpus the astronomy
+glossary, and the combined reader (the 1.5B model reads and the source sentence that
+says what it said answers; when the model refuses, the semantic reader answers; an
+answer about another subject than the question's is refused). Where the language model
+cannot run, the default reader is the best without one, semantic, and the output says
+so. (The readers ``--reader llm`` and ``--reader quote``, measured below both there,
+use BM25 by default, the retrieval they were measured with.) The MiniLM vectors of the
+chunks are computed on the first run (about 13 s for the bundled corpus) and read from
+the cache afterwards (``--no-cache`` turns that off); on a terminal, the work that takes
+more than a second reports on standard error what it is doing and how far it is
 (:mod:`ragbook.progress`). ``--retriever bm25 --reader lexical`` needs no model at all.
 
 ``--reader llm`` answers with a local language model (``--model NAME|PATH``, default
@@ -40,9 +43,10 @@ from typing import Sequence
 from . import validate
 from .documents import load_corpus, read_folder
 from .glossary import ASTRONOMY, Glossary
-from .pipeline import CHUNKERS, READERS, RETRIEVERS, RAGPipeline
+from .pipeline import CHUNKERS, MODEL_READERS, READERS, RETRIEVERS, RAGPipeline
 from .progress import reporter
 from .llm import ModelError
+from .llm import missing as llm_missing
 from .readers import LEXICAL_ABSTAIN_BELOW, SEMANTIC_ABSTAIN_BELOW
 
 __all__ = ["main", "build_parser"]
@@ -105,18 +109,21 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reader",
         choices=READERS,
-        default="semantic",
+        default=None,
         help="semantic (MiniLM cosine), lexical (idf coverage), llm (a local "
-        "language model answers) or quote (the model reads, the source sentence "
-        "that says what it said answers); default: semantic",
+        "language model answers), quote (the model reads, the source sentence "
+        "that says what it said answers) or combined (quote, with the semantic "
+        "reader when the model refuses and a check that the answer is about the "
+        "question's subject); default: combined when the language model is "
+        "installed, else semantic",
     )
     parser.add_argument(
         "--glossary",
         metavar="NAME|FILE",
         default=None,
         help="definitions appended to the question: astronomy, none, or a JSON file of "
-        "term: definition pairs (default: astronomy for the semantic and lexical "
-        "readers on the bundled corpus, else none)",
+        "term: definition pairs (default: astronomy for the semantic, lexical and "
+        "combined readers on the bundled corpus, else none)",
     )
     parser.add_argument(
         "-k", type=_positive, default=5, help="chunks put into the prompt (default: 5)"
@@ -240,12 +247,14 @@ def _pipeline(args) -> RAGPipeline:
         )
     if args.reader in ("llm", "quote") and args.abstain_below is not None:
         raise ValueError(
-            "--abstain-below applies to the lexical and semantic readers; the llm "
-            "and quote readers refuse when the model does"
+            "--abstain-below applies to the lexical, semantic and combined readers "
+            "(in the last, to its semantic reader); the llm and quote readers refuse "
+            "when the model does"
         )
-    if args.model is not None and args.reader not in ("llm", "quote"):
+    if args.model is not None and args.reader not in MODEL_READERS:
         raise ValueError(
-            f"--model applies to --reader llm or quote, not to --reader {args.reader}"
+            "--model applies to --reader llm, quote or combined, not to --reader "
+            f"{args.reader}"
         )
     choice = _glossary_choice(args)
     glossary = (
@@ -274,23 +283,39 @@ def _glossary_choice(args) -> str:
     if args.glossary:
         return args.glossary
     bundled = getattr(args, "documents", None) is None
-    return "astronomy" if bundled and args.reader in ("semantic", "lexical") else "none"
+    sentence_pickers = ("semantic", "lexical", "combined")
+    return "astronomy" if bundled and args.reader in sentence_pickers else "none"
 
 
 def resolve_defaults(args) -> None:
-    """Fill in the retriever the user left out: BM25 for the readers with a model (the
-    retrieval chapter 14 measured them with), hybrid for the sentence pickers."""
+    """Fill in what the user left out. The reader: combined, chapter 14's choice on
+    dev, when the language model can run here, else the best reader without one,
+    semantic, with the reason kept in ``args.fallback`` for the output to name. The
+    retriever: BM25 for the llm and quote readers (the retrieval chapter 14 measured
+    them with), hybrid for the others."""
+    args.fallback = None
+    if args.reader is None:
+        why = llm_missing(getattr(args, "model", None))
+        args.reader = "combined" if why is None else "semantic"
+        if why is not None:
+            args.fallback = (
+                "the default reader, combined, needs the language model, which cannot "
+                f"run here ({why}): answering with the semantic reader, the best "
+                "without a model"
+            )
     if args.retriever is None:
         args.retriever = "bm25" if args.reader in ("llm", "quote") else "hybrid"
 
 
 def _setup(args) -> str:
-    if args.reader in ("llm", "quote"):
+    if args.reader in MODEL_READERS:
         reader = f"{args.reader} reader ({args.model or 'the default model'})"
     else:
         reader = f"{args.reader} reader"
     where = ", vectors in PostgreSQL" if args.store == "postgres" else ""
-    return f"{args.retriever}{where}, {reader}, glossary {_glossary_choice(args)}"
+    setup = f"{args.retriever}{where}, {reader}, glossary {_glossary_choice(args)}"
+    fallback = getattr(args, "fallback", None)
+    return f"{setup} [{fallback}]" if fallback else setup
 
 
 def _with_store(run, args, out) -> int:

@@ -358,6 +358,23 @@ def model_file(
     return ModelFile(path.stem, digest, path, None)
 
 
+def missing(model: str | os.PathLike | None = None) -> str | None:
+    """Why ``model`` (as :func:`model_file` names it) cannot run here, or None when the
+    runtime and the model are both installed. Nothing is loaded."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return (
+            "the language-model runtime (llama-cpp-python) is not installed; "
+            "`make llm` installs it"
+        )
+    try:
+        found = model_file(model)
+        if found.path is None and found.spec is not None:
+            part_files(found.spec)
+    except ModelError as error:
+        return str(error).splitlines()[0]
+    return None
+
+
 # ---- records -------------------------------------------------------------------------
 def request_key(model_sha256: str, request: Mapping) -> str:
     """SHA-256 of the model's digest and the request as canonical JSON (sorted keys, no

@@ -61,7 +61,8 @@ __all__ = [
 
 RETRIEVERS = ("bm25", "tfidf", "lsa", "embedder", "hybrid")
 CHUNKERS = ("sentences", "windows", "sections", "recursive")
-READERS = ("lexical", "semantic", "llm", "quote")
+READERS = ("lexical", "semantic", "llm", "quote", "combined")
+MODEL_READERS = ("llm", "quote", "combined")  # the readers that run a language model
 
 
 @dataclass(frozen=True)
@@ -370,10 +371,10 @@ class RAGPipeline:
         )
         self.generator, self.k, self.abstain_below = generator, k, abstain_below
         self.reader, self.glossary, self.cache = reader, glossary, cache
-        if model is not None and reader not in ("llm", "quote"):
+        if model is not None and reader not in MODEL_READERS:
             raise ValueError(
-                "a model applies to the llm and quote readers only, not to the "
-                f"{reader} reader"
+                "a model applies to the llm, quote and combined readers only, not to "
+                f"the {reader} reader"
             )
         self.model = model
         self.store = store  # store(encoder, chunks): dense retriever
@@ -432,12 +433,17 @@ class RAGPipeline:
             self._generate = SemanticExtractiveGenerator(
                 load_minilm(), self.reader_abstain_below, rewrite=self.glossary
             )
-        elif self.generator is None and self.reader in ("llm", "quote"):
+        elif self.generator is None and self.reader in MODEL_READERS:
             from .llm import LLMGenerator, LocalModel
             from .readers import ModelQuoteReader
 
             model = LLMGenerator(LocalModel(self.model, records=None))
-            self._generate = model if self.reader == "llm" else ModelQuoteReader(model)
+            if self.reader == "llm":
+                self._generate = model
+            elif self.reader == "quote":
+                self._generate = ModelQuoteReader(model)
+            else:
+                self._generate = self._combined(ModelQuoteReader(model))
         elif self.generator is None:
             self.reader_abstain_below = (
                 LEXICAL_ABSTAIN_BELOW
@@ -453,6 +459,26 @@ class RAGPipeline:
         else:
             self._generate = self.generator
         return len(self.chunks)
+
+    def _combined(self, quoting) -> Callable[[Prompt], str]:
+        """Chapter 14's choice: the model's answer quoted, the semantic reader when the
+        model refuses, each refused when it is about another subject than the question
+        (the documents' titles are the subjects)."""
+        from .embedder import load_minilm
+        from .readers import FallbackReader, SemanticExtractiveGenerator, SubjectCheck
+
+        self.reader_abstain_below = (
+            SEMANTIC_ABSTAIN_BELOW if self.abstain_below is None else self.abstain_below
+        )
+        semantic = SemanticExtractiveGenerator(
+            load_minilm(), self.reader_abstain_below, rewrite=self.glossary
+        )
+        titles = [d.title.removeprefix("The ") for d in self.documents if d.title]
+        if not titles:
+            return FallbackReader(quoting, semantic)
+        return FallbackReader(
+            SubjectCheck(quoting, titles), SubjectCheck(semantic, titles)
+        )
 
     def answer(
         self,

@@ -646,3 +646,21 @@ def test_worked_examples_are_earlier_turns_and_are_counted(live):
         LLMGenerator(live, examples=["just a prompt"])
     with pytest.raises(ValueError, match="answer of example 1 is empty"):
         LLMGenerator(live, examples=[(example, "  ")])
+
+
+def test_missing_says_why_a_model_cannot_run(tmp_path, monkeypatch):
+    real = llm.importlib.util.find_spec
+    monkeypatch.setattr(
+        llm.importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "llama_cpp" else real(name, *rest),
+    )
+    assert "llama-cpp-python) is not installed" in llm.missing()
+    monkeypatch.setattr(llm.importlib.util, "find_spec", real)
+    if real("llama_cpp") is None:
+        pytest.skip("the runtime is not installed")
+    assert llm.missing(tmp_path / "nope.gguf").startswith("no model file at")
+    (tmp_path / "text.gguf").write_text("not a model")
+    assert "is not a GGUF model file" in llm.missing(tmp_path / "text.gguf")
+    if os.environ.get("RAGBOOK_REQUIRE_LLM") == "1":
+        assert llm.missing("qwen2.5-0.5b") is None

@@ -12,6 +12,7 @@ from ragbook.documents import load_corpus
 from ragbook.generators import ABSTAIN, ScriptedGenerator
 from ragbook.labels import load_questions
 from ragbook.pipeline import RAGPipeline, evaluate_answers, quotes_evidence
+from ragbook.readers import SEMANTIC_ABSTAIN_BELOW
 
 DOCS = load_corpus()
 QUESTIONS = load_questions(DOCS)
@@ -111,7 +112,7 @@ def test_quotes_evidence_both_directions():
 
 def test_cli_ask_and_errors(tmp_path, capsys):
     out = io.StringIO()
-    assert main(["ask", "Who discovered Triton?"], out=out) == 0
+    assert main(["ask", "Who discovered Triton?", "--reader", "semantic"], out=out) == 0
     text = out.getvalue()
     assert "Lassell" in text and "[1] score" in text and "checks: supported" in text
     (tmp_path / "dock.md").write_text(
@@ -239,6 +240,7 @@ def test_the_readers_with_a_model_default_to_bm25():
         ("quote", "bm25"),
         ("llm", "bm25"),
         ("semantic", "hybrid"),
+        ("combined", "hybrid"),
     ):
         args = build_parser().parse_args(["ask", "Q?", "--reader", reader])
         resolve_defaults(args)
@@ -248,3 +250,49 @@ def test_the_readers_with_a_model_default_to_bm25():
     )
     resolve_defaults(args)
     assert args.retriever == "lsa"
+
+
+def test_the_default_reader_is_combined_where_the_model_runs_and_named_when_not(
+    monkeypatch,
+):
+    from ragbook import cli
+
+    monkeypatch.setattr(cli, "llm_missing", lambda model=None: None)
+    args = cli.build_parser().parse_args(["ask", "Q?"])
+    cli.resolve_defaults(args)
+    assert (args.reader, args.retriever, args.fallback) == ("combined", "hybrid", None)
+    assert cli._glossary_choice(args) == "astronomy"
+    assert cli._setup(args) == (
+        "hybrid, combined reader (the default model), glossary astronomy"
+    )
+    monkeypatch.setattr(cli, "llm_missing", lambda model=None: "no runtime here")
+    args = cli.build_parser().parse_args(["ask", "Q?"])
+    cli.resolve_defaults(args)
+    assert (args.reader, args.retriever) == ("semantic", "hybrid")
+    setup = cli._setup(args)
+    assert setup.startswith("hybrid, semantic reader, glossary astronomy [")
+    assert "needs the language model" in setup and "(no runtime here)" in setup
+    # a reader the user names is kept, and nothing is said
+    args = cli.build_parser().parse_args(["ask", "Q?", "--reader", "lexical"])
+    cli.resolve_defaults(args)
+    assert (args.reader, args.fallback) == ("lexical", None)
+
+
+def test_the_combined_reader_is_built_from_its_parts(tmp_path):
+    from ragbook.readers import FallbackReader, SubjectCheck
+
+    documents = [
+        "# Vega\n\nVega is a bright star in Lyra.\n",
+        "# The Altair\n\nAltair is a star in Aquila.\n",
+    ]
+    pipeline = RAGPipeline(reader="combined", retriever="bm25")
+    pipeline.index(documents, names=["vega", "altair"])
+    reader = pipeline._generate
+    assert isinstance(reader, FallbackReader)
+    assert isinstance(reader.first, SubjectCheck) and isinstance(
+        reader.second, SubjectCheck
+    )
+    assert reader.first.subjects == ("Vega", "Altair")
+    assert pipeline.reader_abstain_below == SEMANTIC_ABSTAIN_BELOW
+    with pytest.raises(ValueError, match="llm, quote and combined readers only"):
+        RAGPipeline(reader="semantic", model="qwen2.5-0.5b")
