@@ -531,7 +531,8 @@ def test_the_tool_refuses_options_the_llm_reader_does_not_take(capsys):
     assert "refuse when the model does" in capsys.readouterr().err
     venus = "How long is a year on Venus?"
     assert main(["ask", venus, "--reader", "semantic", "--model", "qwen2.5-0.5b"]) == 2
-    assert "--model applies to --reader llm or quote" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "--model applies to --reader llm, quote or combined" in error
 
 
 @pytest.mark.live
