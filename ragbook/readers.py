@@ -65,6 +65,14 @@ NUMBER_PENALTY = (
 )
 
 
+def _keep_window(wrapper, reader) -> None:
+    """Give ``wrapper`` the ``budget`` and ``count`` of the reader it wraps, when it has
+    them, so that a pipeline packs the prompt into that model's context window."""
+    for name in ("budget", "count"):
+        if hasattr(reader, name):
+            setattr(wrapper, name, getattr(reader, name))
+
+
 @dataclass(frozen=True)
 class ScoredSentence:
     """A source sentence and its scores: ``coverage`` ranks it (the lexical reader's
@@ -284,9 +292,7 @@ class ModelQuoteReader(SentenceReader):
             abstain_below, "abstain_below (a share of terms)", minimum=0, maximum=1
         )
         self.last: str | None = None
-        for name in ("budget", "count"):  # pack prompts into the model's window
-            if hasattr(generator, name):
-                setattr(self, name, getattr(generator, name))
+        _keep_window(self, generator)
 
     def score(self, prompt: Prompt) -> list[ScoredSentence]:
         self.last = answer = self.generator(prompt)
@@ -335,9 +341,7 @@ class FallbackReader:
                 )
         self.first, self.second = first, second
         self.used: int | None = None
-        for name in ("budget", "count"):
-            if hasattr(first, name):
-                setattr(self, name, getattr(first, name))
+        _keep_window(self, first)
 
     def __repr__(self) -> str:
         return f"FallbackReader({self.first!r}, {self.second!r})"
@@ -383,9 +387,7 @@ class SubjectCheck:
             for name in self.subjects
         ]
         self.refused = 0
-        for name in ("budget", "count"):
-            if hasattr(reader, name):
-                setattr(self, name, getattr(reader, name))
+        _keep_window(self, reader)
 
     def __repr__(self) -> str:
         return f"SubjectCheck({self.reader!r}, {len(self.subjects)} subjects)"
