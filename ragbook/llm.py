@@ -509,8 +509,9 @@ def machine() -> str:
 # ---- the model -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Generation:
-    """A chat completion: the text, why it stopped, token counts, and timings measured
-    when it was made."""
+    """A chat completion: the text, why it stopped, token counts, timings measured when
+    it was made, and what made it (the record's ``made_by``: model, runtime, machine,
+    threads)."""
 
     text: str
     finish_reason: str
@@ -520,6 +521,7 @@ class Generation:
     seconds: float
     reused_tokens: int = 0
     replayed: bool = field(default=False, compare=False)
+    made_by: Mapping[str, str] | None = field(default=None, compare=False)
 
     @property
     def tokens_per_second(self) -> float:
@@ -705,7 +707,11 @@ class LocalModel:
         if self.records is not None and mode != "off":
             entry = self.records.get(key)
             if entry is not None:
-                return {**entry["result"], "replayed": True}
+                return {
+                    **entry["result"],
+                    "replayed": True,
+                    "made_by": entry["made_by"],
+                }
             if mode == "only":
                 raise RecordMissing(
                     f"no record of this {request['kind']} request for {self.file.name} "
@@ -716,7 +722,7 @@ class LocalModel:
             result = compute()
         if self.records is not None and mode != "off":
             self.records.add(key, request, result, self.runtime())
-        return {**result, "replayed": False}
+        return {**result, "replayed": False, "made_by": self.runtime()}
 
     # -- tokens ------------------------------------------------------------------------
     def _tokens(self, text: str, special: bool = False) -> list[int]:
@@ -781,6 +787,7 @@ class LocalModel:
             result["seconds"],
             result.get("reused_tokens", 0),
             result["replayed"],
+            result["made_by"],
         )
         if not generation.text.strip():
             raise ModelError(

@@ -25,6 +25,7 @@ from ragbook.llm import (
     ModelSpec,
     RecordMissing,
     Records,
+    machine,
     model_file,
     request_key,
 )
@@ -215,6 +216,7 @@ def test_a_recorded_request_is_replayed_without_the_runtime(tmp_path, monkeypatc
         and generation.replayed
         and not model.loaded
     )
+    assert generation.made_by == {"model": "hand-made"}  # the record's maker, not ours
     reloaded = Records(tmp_path / "records.jsonl")
     assert len(reloaded) == 1 and reloaded.entries()[0]["made_by"] == {
         "model": "hand-made"
@@ -347,6 +349,8 @@ def test_greedy_generation_is_deterministic(live):
     assert first == second and first
     assert generator.last.reused_tokens == 0 and generator.last.completion_tokens <= 40
     assert generator.count(prompt.text) == generator.last.prompt_tokens
+    made_by = generator.last.made_by
+    assert made_by["machine"] == machine() and made_by["model"] == "qwen2.5-0.5b"
 
 
 def test_prefix_reuse_is_refused_with_records(tmp_path):
