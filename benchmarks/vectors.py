@@ -23,7 +23,8 @@ tables, targets and the results file come from harness.py.
       vectors per list), at 1 to 64 probes: recall@10, time per query for the whole
       batch and for single queries (one call per query), dot products, build time;
       ratios at equal probes and at equal recall (ragbook's time interpolated linearly
-      in recall between its measured points);
+      in recall between its measured points); recall at equal probes also as the mean
+      over RECALL_SEEDS k-means seeds of each library, which the recall target uses;
 3. the LSA vectors (128 dimensions) of the bundled corpus's sentence chunks, queried
    with the labelled questions: exact search and IVF with 16 lists at 1 to 16 probes,
    ragbook against faiss.
@@ -97,7 +98,12 @@ EXACT_TARGET = 1.2  # ragbook exact time / faiss flat time
 # ragbook IVF time / faiss IVF time at equal recall, batch and single queries
 IVF_TARGET = 2.0
 BUILD_TARGET = 2.0  # ragbook IVF build / faiss IVF train + add
-RECALL_TARGET = 0.02  # |recall ragbook - recall faiss| at equal probes
+RECALL_TARGET = 0.02  # |recall ragbook - recall faiss| at equal probes, seed means
+# the recall comparison trains both libraries with several k-means seeds (ragbook 0, 1,
+# ...; faiss its default 1234, 1235, ...) and compares the mean recalls: one seed's
+# local optimum moves recall by a few hundredths either way, in both libraries
+RECALL_SEEDS = 5
+FAISS_SEED = 1234  # faiss's default k-means seed
 # seconds: a call shorter than this gets an untimed call first (see harness.take_turns)
 WARM_UP_BELOW = 0.1
 
@@ -385,11 +391,12 @@ def exact_part(
 # --- IVF ------------------------------------------------------------------------------
 
 
-def faiss_ivf(x: np.ndarray, lists: int):
+def faiss_ivf(x: np.ndarray, lists: int, seed: int = FAISS_SEED):
     """faiss IndexIVFFlat with inner product, k-means with ragbook's budget, trained on
     ``x`` then filled with it."""
     quantizer = faiss.IndexFlatIP(x.shape[1])
     index = faiss.IndexIVFFlat(quantizer, x.shape[1], lists, faiss.METRIC_INNER_PRODUCT)
+    index.cp.seed = seed
     index.cp.niter = ITERATIONS
     index.cp.max_points_per_centroid = SAMPLE_PER_LIST
     index.train(x)
@@ -401,6 +408,40 @@ def faiss_list_sizes(index) -> np.ndarray:
     return np.array(
         [index.invlists.list_size(i) for i in range(index.nlist)], dtype=np.int64
     )
+
+
+def recall_over_seeds(
+    x: np.ndarray,
+    q: np.ndarray,
+    truth: np.ndarray,
+    lists: int,
+    probes: tuple[int, ...],
+) -> dict:
+    """Recall@10 at each probe count for RECALL_SEEDS k-means seeds of each library: the
+    per-seed figures, their means and the difference of the means."""
+    found = {p: {"ragbook": [], "faiss": []} for p in probes}
+    for seed in range(RECALL_SEEDS):
+        ours = IVFIndex(
+            x, lists, ITERATIONS, seed=seed, sample_per_list=SAMPLE_PER_LIST
+        )
+        theirs, _ = faiss_ivf(x, lists, FAISS_SEED + seed)
+        for p in probes:
+            theirs.nprobe = p
+            found[p]["ragbook"].append(
+                recall_at_k(ours.search_batch(q, K, probes=p).ids, truth)
+            )
+            found[p]["faiss"].append(recall_at_k(theirs.search(q, K)[1], truth))
+    out = {}
+    for p, by in found.items():
+        means = {name: float(np.mean(values)) for name, values in by.items()}
+        out[str(p)] = {
+            "ragbook_mean": means["ragbook"],
+            "faiss_mean": means["faiss"],
+            "difference": means["ragbook"] - means["faiss"],
+            "ragbook_per_seed": by["ragbook"],
+            "faiss_per_seed": by["faiss"],
+        }
+    return out
 
 
 def interpolate_time(
@@ -718,6 +759,26 @@ def ivf_part(
     )
     not_reached = [p for p in probes if equal[str(p)]["how"] == "not reached"]
     worst_diff = max((row[3] for row in rows), key=abs)
+    note(f"{label}: recall over {RECALL_SEEDS} k-means seeds")
+    seeds = recall_over_seeds(x, q, truth, lists, probes)
+    table(
+        ["probes", "recall rb", "recall faiss", "rb - faiss", "rb per seed", "faiss"],
+        [
+            [
+                p,
+                v["ragbook_mean"],
+                v["faiss_mean"],
+                v["difference"],
+                f"{min(v['ragbook_per_seed']):.3f}-{max(v['ragbook_per_seed']):.3f}",
+                f"{min(v['faiss_per_seed']):.3f}-{max(v['faiss_per_seed']):.3f}",
+            ]
+            for p, v in ((p, seeds[str(p)]) for p in probes)
+        ],
+        title=f"recall@10, mean over {RECALL_SEEDS} k-means seeds of each library "
+        f"(ragbook 0-{RECALL_SEEDS - 1}, faiss {FAISS_SEED}-"
+        f"{FAISS_SEED + RECALL_SEEDS - 1}), and the range over the seeds",
+    )
+    seed_diff = max((v["difference"] for v in seeds.values()), key=abs)
     print("Targets")
     targets = Targets()
     targets.check(
@@ -746,11 +807,13 @@ def ivf_part(
         f"{spread_text(build_turns)}",
     )
     targets.check(
-        f"|recall ragbook - faiss| at equal probes <= {RECALL_TARGET} (worst)",
-        worst_diff,
+        f"|recall ragbook - faiss| at equal probes <= {RECALL_TARGET} (worst; means "
+        f"over {RECALL_SEEDS} k-means seeds)",
+        seed_diff,
         RECALL_TARGET,
         unit="",
         absolute=True,
+        detail=f"with the timed indexes (one seed each) {worst_diff:+.4f}",
     )
     print()
     record = {
@@ -792,6 +855,7 @@ def ivf_part(
         },
         "probes": per_probe,
         "equal_recall": equal,
+        "recall_over_seeds": seeds,
         "single_query_equal_recall": one_equal,
         "summary": {
             "equal_recall_ratio_worst": worst,
@@ -800,6 +864,7 @@ def ivf_part(
             "single_query_equal_recall_ratio_best": one_best,
             "build_ratio": build_ratio,
             "recall_difference_worst": worst_diff,
+            "recall_difference_seed_means_worst": seed_diff,
             "faiss_points_not_reached": not_reached,
         },
         "targets": targets.records,
@@ -810,7 +875,7 @@ def ivf_part(
         "probes": probes,
         "eq_worst": worst,
         "single_worst": one_worst,
-        "diff_worst": worst_diff,
+        "diff_worst": seed_diff,
         "build_ratio": build_ratio,
         "all_met": targets.all_met,
         "record": record,
@@ -1019,7 +1084,7 @@ def main(argv=None) -> None:
             f"IVF batch at equal recall <= {IVF_TARGET}x (worst)",
             f"IVF single query <= {IVF_TARGET}x (worst)",
             f"IVF build <= {BUILD_TARGET}x",
-            f"IVF recall diff <= {RECALL_TARGET} (worst)",
+            f"IVF recall diff <= {RECALL_TARGET} (worst, seed means)",
         ],
         rows,
     )
@@ -1069,6 +1134,8 @@ def main(argv=None) -> None:
                 "repeats": REPEATS,
                 "lsa_repeats": LSA_REPEATS,
                 "build_repeats": BUILD_REPEATS,
+                "recall_seeds": RECALL_SEEDS,
+                "faiss_kmeans_seed": FAISS_SEED,
                 "single_queries": SINGLE_QUERIES,
                 "single_repeats": SINGLE_REPEATS,
                 "targets": {

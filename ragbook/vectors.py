@@ -75,7 +75,7 @@ def unit_rows(vectors: np.ndarray, dtype=np.float32) -> np.ndarray:
 def _unit(matrix: np.ndarray, dtype=np.float32) -> np.ndarray:
     """The rows of a checked float64 matrix divided by their lengths (the work of
     :func:`unit_rows`)."""
-    norms = np.linalg.norm(matrix, axis=1)
+    norms = np.sqrt(np.add.reduce(matrix * matrix, axis=1))  # np.linalg.norm's sum
     if not norms.all():
         zero = np.flatnonzero(norms == 0)
         raise ValueError(
@@ -126,14 +126,15 @@ def _one_blas_thread():
     IVF search makes one small matrix product per probed list. Above a size threshold
     the BLAS splits each one over its threads, and on a machine busy with other work
     every product then waits for a second thread to be scheduled: the same search took
-    20 to 70 times longer. One thread per product is steady.
+    20 to 70 times longer. One thread per product is steady. Exact search and k-means
+    use it for their small products too.
     """
     if not _BLOCKS:
         _BLOCKS.append(ThreadpoolController())
     return _BLOCKS[0].limit(limits=1, user_api="blas")
 
 
-_BLOCK = 64
+_GROUP = 64  # the most entries of a row in one group (see _top_rows)
 _EPSILON32 = float(np.finfo(np.float32).eps)
 
 
@@ -185,10 +186,13 @@ def _top_rows(
     j of ``scores`` is row ``positions[j]`` of ``vectors``, or row j without
     ``positions``) and sorted.
 
-    A full sort of each row is wasteful when k is small. Instead, split the row into
-    blocks of 64 and take each block's maximum: the k-th largest block maximum is a
-    score that at least k entries reach, so every entry of the top k (ties at the k-th
-    included) is at or above it. Short rows are partitioned outright.
+    A full sort of each row is wasteful when k is small. Instead, deal the row into g
+    groups of up to 64 entries (entry c into group c mod g) and take each group's
+    maximum, one elementwise maximum of the row's consecutive slices of length g: the
+    k-th largest group maximum is a score that at least k entries reach, so every entry
+    of the top k (ties at the k-th included) is at or above it. There are at least 4k
+    groups, so few of them reach it; rows too short for two entries a group are
+    partitioned outright.
     """
     m, n = scores.shape
     take = min(k, n)
@@ -197,21 +201,22 @@ def _top_rows(
             (m, k), -np.inf, dtype=np.float32
         )
     slack = _slack(queries.shape[1])
-    blocks = n // _BLOCK
-    if blocks >= 4 * take:
-        full = blocks * _BLOCK
-        maxima = scores[:, :full].reshape(m, blocks, _BLOCK).max(axis=2)
+    size = min(_GROUP, n // (4 * take))  # entries per group
+    if size >= 2:
+        groups = n // size
+        full = groups * size
+        maxima = scores[:, :full].reshape(m, size, groups).max(axis=1)
         limit = (
-            np.partition(maxima, blocks - take, axis=1)[:, blocks - take].astype(
+            np.partition(maxima, groups - take, axis=1)[:, groups - take].astype(
                 np.float64
             )
             - slack
         )
-        # only the blocks whose maximum reaches the limit hold candidates, and the
-        # entries after the last block
-        block_rows, block_numbers = np.nonzero(maxima >= limit[:, None])
-        rows = np.repeat(block_rows, _BLOCK)
-        columns = (block_numbers[:, None] * _BLOCK + np.arange(_BLOCK)).ravel()
+        # only the groups whose maximum reaches the limit hold candidates, and the
+        # entries after the last whole slice
+        group_rows, group_numbers = np.nonzero(maxima >= limit[:, None])
+        rows = np.repeat(group_rows, size)
+        columns = (group_numbers[:, None] + groups * np.arange(size)).ravel()
         reach = scores[rows, columns] >= limit[rows]
         tail_rows, tail_columns = np.nonzero(scores[:, full:] >= limit[:, None])
         rows = np.concatenate([rows[reach], tail_rows])
@@ -229,6 +234,22 @@ def _top_rows(
     return _rank(rows, ids[columns], exact, m, k)
 
 
+def _largest(scores: np.ndarray, count: int) -> np.ndarray:
+    """The columns of the ``count`` largest entries of each row of ``scores`` (ties to
+    the lower column), in column order.
+
+    The count-th largest of each row comes from a partial sort; every entry that
+    reaches it is kept, the first ``count`` of them in each row.
+    """
+    if count == 1:
+        return scores.argmax(axis=1)[:, None]
+    n = scores.shape[1]
+    kth = np.partition(scores, n - count, axis=1)[:, n - count]
+    rows, columns = np.nonzero(scores >= kth[:, None])
+    place = np.arange(rows.size) - np.searchsorted(rows, rows)  # place in its row
+    return columns[place < count].reshape(-1, count)
+
+
 def _rank(
     rows: np.ndarray, ids: np.ndarray, scores: np.ndarray, m: int, k: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -240,9 +261,14 @@ def _rank(
     """
     out_ids = np.full((m, k), -1, dtype=np.int64)
     out_scores = np.full((m, k), -np.inf, dtype=np.float32)
+    if m == 1:  # one query: every candidate is in row 0
+        order = np.lexsort((ids, -scores))[:k]
+        out_ids[0, : order.size] = ids[order]
+        out_scores[0, : order.size] = scores[order]
+        return out_ids, out_scores
     order = np.lexsort((ids, -scores, rows))
     rows, ids, scores = rows[order], ids[order], scores[order]
-    rank = np.arange(rows.size) - np.searchsorted(rows, np.arange(m))[rows]
+    rank = np.arange(rows.size) - np.searchsorted(rows, rows)  # place in its row
     keep = rank < k
     out_ids[rows[keep], rank[keep]] = ids[keep]
     out_scores[rows[keep], rank[keep]] = scores[keep]
@@ -267,7 +293,10 @@ class ExactIndex:
         """
         k = validate.k(k)
         q = _queries(queries, self.dimension)
-        scores = q @ self.vectors.T
+        # a small product on one BLAS thread (see _one_blas_thread)
+        small = q.shape[0] * self.n < 2**20
+        with _one_blas_thread() if small else contextlib.nullcontext():
+            scores = q @ self.vectors.T
         ids, best = _top_rows(scores, np.arange(self.n), k, q, self.vectors)
         return SearchResult(ids, best, np.full(q.shape[0], self.n, dtype=np.int64))
 
@@ -314,14 +343,18 @@ def spherical_kmeans(
     its centroid.
 
     Centroids start at distinct random vectors (seeded). Each iteration assigns every
-    vector to the centroid with the largest dot product (one matrix product) and resets
-    each centroid to the normalised mean of its vectors. A cluster left empty is moved
-    to the vector worst served by its current centroid, so all ``clusters`` lists stay
-    in use. With ``sample`` (at least ``clusters``), the iterations run on that many
-    vectors drawn at random (seeded) and every vector is then assigned to its nearest
-    final centroid. Returns (centroids, assignment).
+    vector to the centroid with the largest dot product and resets each centroid to the
+    normalised mean of its vectors. A cluster left empty is moved to the vector worst
+    served by its current centroid, so all ``clusters`` lists stay in use. With
+    ``sample`` (at least ``clusters``), the iterations run on that many vectors drawn at
+    random (seeded) and every vector is then assigned to its nearest final centroid.
+    Returns (centroids, assignment).
     """
-    x = unit_rows(vectors)
+    return _spherical_kmeans(unit_rows(vectors), clusters, iterations, seed, sample)
+
+
+def _spherical_kmeans(x, clusters, iterations, seed, sample):
+    """The work of :func:`spherical_kmeans`, on rows ``x`` already of unit length."""
     n = x.shape[0]
     clusters = validate.whole(clusters, "clusters")
     if not 1 <= clusters <= n:
@@ -343,38 +376,62 @@ def spherical_kmeans(
         if sample < n:
             train = x[np.sort(rng.choice(n, size=sample, replace=False))]
     m = train.shape[0]
-    centroids = train[rng.choice(m, size=clusters, replace=False)].copy()
-    assignment = np.full(m, -1)
-    train64 = train.astype(np.float64)
+    centroids = train[rng.choice(m, size=clusters, replace=False)]
+    assignment = None
     # a small product runs on one BLAS thread: waiting for a second thread would cost
     # more than it saves
     with _one_blas_thread() if m * clusters < 2**20 else contextlib.nullcontext():
         for _ in range(iterations):
-            similarity = train @ centroids.T
-            new = np.argmax(similarity, axis=1)
-            best = np.take_along_axis(similarity, new[:, None], axis=1)[:, 0]
+            new = _nearest_centroid(train, centroids)
             sizes = np.bincount(new, minlength=clusters)
-            sums = np.zeros(centroids.shape, dtype=np.float64)
-            np.add.at(sums, new, train64)  # the sum of each cluster's vectors
             empty = np.flatnonzero(sizes == 0)
             if empty.size:
-                donors = iter(
-                    np.argsort(best, kind="stable").tolist()
-                )  # worst served first
-                for cluster in empty:
+                # each vector's cosine with its centroid: the worst served move first
+                best = np.einsum("ij,ij->i", train, centroids[new])
+                donors = iter(np.argsort(best, kind="stable").tolist())
+                for cluster in empty.tolist():
                     donor = next(i for i in donors if sizes[new[i]] > 1)
                     sizes[new[donor]] -= 1
-                    sums[new[donor]] -= train[donor]
                     new[donor] = cluster
-                    sums[cluster] = train[donor]
                     sizes[cluster] = 1
-            centroids = unit_rows(sums)
-            if np.array_equal(new, assignment):
-                break
+            if assignment is None:
+                sums = _cluster_sums(train, new, clusters)
+            else:  # only the vectors that changed cluster change the sums
+                moved = np.flatnonzero(new != assignment)
+                if moved.size == 0:
+                    break
+                sums += _cluster_sums(train[moved], new[moved], clusters)
+                sums -= _cluster_sums(train[moved], assignment[moved], clusters)
+            centroids = _unit(sums)
             assignment = new
     if train is not x:
-        assignment = np.argmax(x @ centroids.T, axis=1)
+        assignment = _nearest_centroid(x, centroids)
     return centroids, assignment
+
+
+def _nearest_centroid(x: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """The centroid with the largest dot product, for every row of ``x``.
+
+    The rows go a block at a time, at most 2^20 scores (4 MiB) at once: a product
+    written to memory in one piece (64 MiB for 65,536 vectors and 256 centroids) and
+    read again took twice as long.
+    """
+    nearest = np.empty(x.shape[0], dtype=np.int64)
+    block = max(1, 2**20 // centroids.shape[0])
+    for start in range(0, x.shape[0], block):
+        scores = x[start : start + block] @ centroids.T
+        nearest[start : start + block] = scores.argmax(axis=1)
+    return nearest
+
+
+def _cluster_sums(x: np.ndarray, assignment: np.ndarray, clusters: int) -> np.ndarray:
+    """The float64 sum of the rows of ``x`` in each cluster: one weighted count over
+    (cluster, coordinate) cells, entry (i, j) of ``x`` counted in cell assignment[i] r +
+    j."""
+    r = x.shape[1]
+    cells = (assignment[:, None] * r + np.arange(r)).ravel()
+    sums = np.bincount(cells, weights=x.ravel(), minlength=clusters * r)
+    return sums.reshape(clusters, r)
 
 
 def ivf_cost(n, lists, probes):
@@ -427,7 +484,7 @@ class IVFIndex:
             if sample_per_list is None
             else validate.k(sample_per_list, "sample_per_list") * lists
         )
-        self.centroids, assignment = spherical_kmeans(
+        self.centroids, assignment = _spherical_kmeans(
             x, lists, iterations, seed, sample
         )
         self.lists = lists
@@ -436,12 +493,10 @@ class IVFIndex:
         # row back to its id
         self.order = np.argsort(assignment, kind="stable")
         self.vectors = x[self.order]
+        self.list_sizes = np.bincount(assignment, minlength=lists)
         self.offsets = np.zeros(lists + 1, dtype=np.int64)
-        np.cumsum(np.bincount(assignment, minlength=lists), out=self.offsets[1:])
-
-    @property
-    def list_sizes(self) -> np.ndarray:
-        return np.diff(self.offsets)
+        np.cumsum(self.list_sizes, out=self.offsets[1:])
+        self._bounds = self.offsets.tolist()  # the same, as Python ints for slicing
 
     def search_batch(
         self, queries: np.ndarray, k: int = 10, probes: int = 1
@@ -464,19 +519,14 @@ class IVFIndex:
         q = _queries(queries, self.dimension)
         m = q.shape[0]
         if m == 1:
-            nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[
-                :, :probes
-            ]
-            rows, positions, approximate, kth = self._scan_one(q, nearest, k)
+            nearest = _largest(q @ self.centroids.T, probes)
+            positions = self._scan_one(q[0], nearest[0], k)
+            rows = np.zeros(positions.size, dtype=np.int64)
         else:
             with _one_blas_thread():
-                nearest = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[
-                    :, :probes
-                ]
-                rows, positions, approximate, kth = self._scan_by_list(q, nearest, k)
-        # keep what can still be in the top k (see _top_rows), score it exactly, rank it
-        keep = approximate >= (kth - np.float32(_slack(self.dimension)))[rows]
-        rows, positions = rows[keep], positions[keep]
+                nearest = _largest(q @ self.centroids.T, probes)
+                rows, positions = self._scan_by_list(q, nearest, k)
+        # the candidates, scored exactly and ranked as in exact search (see _top_rows)
         exact = _exact_scores(q[rows], self.vectors[positions])
         ids, scores = _rank(rows, self.order[positions], exact, m, k)
         return SearchResult(
@@ -485,91 +535,76 @@ class IVFIndex:
 
     def _scan_by_list(self, q, nearest, k):
         """Score the probed lists list by list: all the queries that probe list l
-        against its slice at once.
+        against its block of rows at once.
 
-        Returns the candidates (query row, position in ``self.vectors``, float32 score)
-        and every query's k-th best float32 score over its probed lists. A list keeps
-        the entries within the slack of its own k-th best score, which is at most the
-        query's k-th best over all its lists, so no candidate is lost.
+        Returns the candidates, as (query row, position in ``self.vectors``): every
+        entry within the slack (:func:`_slack`) of its query's k-th best score over its
+        probed lists. A list keeps, for each of its queries, the entries within the
+        slack of that list's own k-th best, which is at most the query's k-th best, so
+        no candidate is lost; the k best scores of each (query, list) pair go into a
+        table, from which each query's k-th best over all its lists is read.
         """
         m, probes = nearest.shape
         slack = np.float32(_slack(self.dimension))
-        pairs = np.argsort(
-            nearest.ravel(), kind="stable"
-        )  # (query, probe) pairs, grouped by list
-        rows = pairs // probes
-        q_pairs = q[
-            rows
-        ]  # row j: the query of pair j, so that the queries of a list are one slice
-        bounds = np.searchsorted(
-            nearest.ravel()[pairs], np.arange(self.lists + 1)
-        ).tolist()
-        offsets = self.offsets.tolist()
-        best = np.full(
-            (m * probes, k), -np.inf, dtype=np.float32
-        )  # each pair's k best scores
-        found_pairs, found_positions, found_scores = [], [], []
+        pair_lists = nearest.ravel()  # pair j: query j // probes and one of its lists
+        pairs = np.argsort(pair_lists, kind="stable")  # the pairs, grouped by list
+        q_pairs = q[pairs // probes]  # the queries of list l are one block of rows
+        starts = np.zeros(self.lists + 1, dtype=np.int64)
+        np.cumsum(np.bincount(pair_lists, minlength=self.lists), out=starts[1:])
+        starts, bounds = starts.tolist(), self._bounds
+        best = np.full((m * probes, k), -np.inf, dtype=np.float32)
+        found = []  # per list: (first pair, first row, list size, hits, their scores)
         for l in range(self.lists):
-            lo, hi, a, b = bounds[l], bounds[l + 1], offsets[l], offsets[l + 1]
+            lo, hi, a, b = starts[l], starts[l + 1], bounds[l], bounds[l + 1]
             if lo == hi or a == b:
                 continue
-            scores = (
-                self.vectors[a:b] @ q_pairs[lo:hi].T
-            )  # column j: pair lo + j against every vector of list l
+            # row j: pair lo + j against every vector of list l
+            scores = q_pairs[lo:hi] @ self.vectors[a:b].T
             if b - a > k:
-                top = np.partition(scores, b - a - k, axis=0)[b - a - k :]
-                best[lo:hi] = top.T
-                c, r = np.nonzero(scores >= top.min(axis=0) - slack)
+                top = np.partition(scores, b - a - k, axis=1)[:, b - a - k :]
+                best[lo:hi] = top
+                hits = np.flatnonzero(scores >= top[:, :1] - slack)
             else:
-                best[lo:hi, : b - a] = scores.T
-                c, r = np.divmod(np.arange(scores.size), hi - lo)
-            found_pairs.append(lo + r)
-            found_positions.append(a + c)
-            found_scores.append(scores[c, r])
-        by_query = np.empty_like(best)
-        by_query[pairs] = best
-        kth = np.partition(by_query.reshape(m, probes * k), (probes - 1) * k, axis=1)[
+                best[lo:hi, : b - a] = scores
+                hits = np.arange(scores.size)
+            found.append((lo, a, b - a, hits, scores.ravel()[hits]))
+        if not found:  # every probed list is empty
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        # each query's k-th best score over the k best of each of its pairs
+        kth = np.empty_like(best)
+        kth[pairs] = best
+        kth = np.partition(kth.reshape(m, probes * k), (probes - 1) * k, axis=1)[
             :, (probes - 1) * k
         ]
-        if not found_pairs:  # every probed list is empty
-            return (
-                np.zeros(0, np.int64),
-                np.zeros(0, np.int64),
-                np.zeros(0, np.float32),
-                kth,
-            )
-        return (
-            rows[np.concatenate(found_pairs)],
-            np.concatenate(found_positions),
-            np.concatenate(found_scores),
-            kth,
-        )
+        # hit h of a list with first pair lo, first row a and size s is pair lo + h // s
+        # and row a + h % s
+        lo, a, size, hits, scores = zip(*found)
+        counts = [h.size for h in hits]
+        hits, scores = np.concatenate(hits), np.concatenate(scores)
+        lo, a, size = (np.repeat(v, counts) for v in (lo, a, size))
+        rows = pairs[lo + hits // size] // probes
+        keep = scores >= kth[rows] - slack
+        return rows[keep], (a + hits % size)[keep]
 
-    def _scan_one(self, q, nearest, k):
-        """The same for a single query, without the grouping: one matrix-vector product
-        per probed list."""
-        bounds = self.offsets.tolist()
-        spans = [(bounds[l], bounds[l + 1]) for l in nearest[0].tolist()]
-        scores = np.concatenate([self.vectors[a:b] @ q[0] for a, b in spans])
-        kth = (
-            np.partition(scores, scores.size - k)[scores.size - k]
-            if scores.size > k
-            else -np.inf
-        )
-        columns = np.flatnonzero(scores >= kth - np.float32(_slack(self.dimension)))
-        # column c of the scores is in span s, at position start_s + (c - where span s
-        # begins in the scores)
-        starts, stops = np.array(spans).T
-        lengths = stops - starts
-        ends = np.cumsum(lengths)
-        span = np.searchsorted(ends, columns, side="right")
-        positions = starts[span] + columns - (ends - lengths)[span]
-        return (
-            np.zeros(columns.size, dtype=np.int64),
-            positions,
-            scores[columns],
-            np.full(1, kth, dtype=np.float32),
-        )
+    def _scan_one(self, q, lists, k):
+        """The same for a single query, without the grouping: its lists are read in the
+        order they are stored, neighbouring lists as one block of rows, one
+        matrix-vector product per block. Returns the candidates' positions."""
+        spans = []
+        for l in sorted(lists.tolist()):
+            a, b = self._bounds[l], self._bounds[l + 1]
+            if spans and spans[-1][1] == a:
+                spans[-1][1] = b
+            elif a < b:
+                spans.append([a, b])
+        if not spans:  # every probed list is empty
+            return np.zeros(0, np.int64)
+        scores = np.concatenate([self.vectors[a:b] @ q for a, b in spans])
+        positions = np.concatenate([np.arange(a, b) for a, b in spans])
+        if scores.size <= k:
+            return positions
+        kth = np.partition(scores, scores.size - k)[scores.size - k]
+        return positions[scores >= kth - np.float32(_slack(self.dimension))]
 
     @property
     def nbytes(self) -> int:

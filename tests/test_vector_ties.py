@@ -76,11 +76,12 @@ def test_k_cutting_through_a_group_keeps_the_lowest_ids(k):
             assert batch.ids[row, x.shape[0] :].tolist() == [-1] * (k - x.shape[0])
 
 
-@pytest.mark.parametrize("k", [3, 10, 40])
+@pytest.mark.parametrize("k", [3, 10, 40, 600])
 def test_interleaved_duplicates_in_a_large_index(k):
-    # 100 distinct vectors, 40 copies each, copy j of vector g at row j * 100 + g:
-    # groups spread over every block of 64, so both the block-maximum path (small k) and
-    # the partition path are exercised
+    # 100 distinct vectors, 40 copies each, copy j of vector g at row j * 100 + g: the
+    # copies of a vector fall into different groups of _top_rows (64 entries a group
+    # for k = 3 and 10, 25 for k = 40), and k = 600 leaves too few entries a group, so
+    # the row is partitioned outright
     base, group_of, x, rng = repeated(100, 40, 32, seed=2, interleave=True)
     queries = rng.standard_normal((12, 32))
     index = ExactIndex(x)
@@ -142,6 +143,13 @@ def test_ivf_ties_by_id_and_scanning_every_list_gives_the_exact_answer(k):
         assert everything.ids[row].tolist()[: min(k, x.shape[0])] == expected_ids(
             base, group_of, query, k
         )
+    # one query at a time (the lists read as one block of rows when they all are)
+    for row, query in enumerate(queries):
+        alone = ivf.search_batch(query, k, probes=4)
+        assert alone.ids[0].tolist()[: min(k, x.shape[0])] == expected_ids(
+            base, group_of, query, k
+        )
+        assert alone.scores[0].tolist() == want.scores[row].tolist()
     # with one probe, identical vectors share a list (k-means puts equal points
     # together): still by id
     one = ivf.search_batch(queries, k, probes=1)
