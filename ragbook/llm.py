@@ -928,6 +928,37 @@ class LocalModel:
             (text, value) for text, value in self._recorded(request, compute)["tokens"]
         ]
 
+    def reply_margins(
+        self, messages: Sequence[Mapping[str, str]], reply: str, ended: bool = True
+    ) -> list[float]:
+        """How far each token of ``reply``, the assistant's answer to ``messages``, is
+        from the model's own greedy choice here: the top logit minus the token's logit,
+        0 where the token is the top choice. With ``ended``, the end-of-turn token
+        follows the reply and is measured too.
+
+        Greedy decoding on another CPU can take another token where two are nearly tied
+        (their float sums differ in the last bits), and the replies part there. A reply
+        whose every margin is small is still the model's greedy reply up to such ties;
+        a reply edited by hand is not. Never recorded: it checks records.
+        """
+        messages = _messages(messages)
+        reply = validate.text(reply, "reply")
+        if not reply:
+            raise ValueError("reply is empty: give the text to measure")
+        prompt = self._template(messages)
+        pieces = self._tokens(reply)
+        if ended:
+            end = self._tokens(self._eos, special=True) if self._eos else []
+            pieces = pieces + end[:1]
+        self._check_fits(len(prompt) + len(pieces), 0)
+        self._feed(prompt)
+        margins = []
+        for token in pieces:
+            logits = self._logits()
+            margins.append(float(logits.max() - logits[token]))
+            self.llama.eval([token])
+        return margins
+
     def relevance(self, query: str, passage: str) -> float:
         """How strongly the model says Yes to "does this passage answer the query?":
         logit(Yes) - logit(No)."""

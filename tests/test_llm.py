@@ -353,6 +353,22 @@ def test_greedy_generation_is_deterministic(live):
     assert made_by["machine"] == machine() and made_by["model"] == "qwen2.5-0.5b"
 
 
+@pytest.mark.live
+def test_a_greedy_reply_has_zero_margins_and_an_edited_one_does_not(live):
+    generator = LLMGenerator(live, max_tokens=40)
+    prompt = build_prompt("How long is a year on Venus?", VENUS)
+    reply = generator(prompt)
+    messages = chat_messages(prompt)
+    ended = generator.last.finish_reason == "stop"
+    assert live.reply_margins(messages, reply, ended) == [0.0] * len(
+        live.reply_margins(messages, reply, ended)
+    )
+    edited = reply.replace("224.7", "301.9") if "224.7" in reply else reply + " 301.9"
+    assert max(live.reply_margins(messages, edited, ended)) > 1.0
+    with pytest.raises(ValueError, match="reply is empty"):
+        live.reply_margins(messages, "")
+
+
 def test_prefix_reuse_is_refused_with_records(tmp_path):
     with pytest.raises(ValueError, match="not reproducible"):
         LocalModel(
