@@ -463,9 +463,16 @@ class RAGPipeline:
     def _combined(self, quoting) -> Callable[[Prompt], str]:
         """Chapter 14's choice: the model's answer quoted, the semantic reader when the
         model refuses, each refused when it is about another subject than the question
-        (the documents' titles are the subjects)."""
+        (the documents' titles are the subjects), and the answer refused when its
+        sentence is further in meaning from the question than the semantic reader's
+        abstention threshold allows."""
         from .embedder import load_minilm
-        from .readers import FallbackReader, SemanticExtractiveGenerator, SubjectCheck
+        from .readers import (
+            FallbackReader,
+            RelevanceCheck,
+            SemanticExtractiveGenerator,
+            SubjectCheck,
+        )
 
         self.reader_abstain_below = (
             SEMANTIC_ABSTAIN_BELOW if self.abstain_below is None else self.abstain_below
@@ -475,9 +482,12 @@ class RAGPipeline:
         )
         titles = [d.title.removeprefix("The ") for d in self.documents if d.title]
         if not titles:
-            return FallbackReader(quoting, semantic)
-        return FallbackReader(
-            SubjectCheck(quoting, titles), SubjectCheck(semantic, titles)
+            return RelevanceCheck(FallbackReader(quoting, semantic), semantic)
+        return RelevanceCheck(
+            FallbackReader(
+                SubjectCheck(quoting, titles), SubjectCheck(semantic, titles)
+            ),
+            semantic,
         )
 
     def answer(

@@ -16,7 +16,8 @@ The readers differ only in the score:
 
 :class:`FallbackReader` combines two readers: the second answers when the first
 refuses. :class:`SubjectCheck` refuses an answer about another subject than the
-question's.
+question's; :class:`RelevanceCheck` one whose sentence is not close enough in meaning to
+the question.
 
 Both take half a point from a sentence without a number when the question asks for a
 quantity or a date. Their default abstention scores, :data:`LEXICAL_ABSTAIN_BELOW` (a
@@ -49,6 +50,7 @@ __all__ = [
     "ModelQuoteReader",
     "FallbackReader",
     "SubjectCheck",
+    "RelevanceCheck",
 ]
 
 LEXICAL_ABSTAIN_BELOW = 0.5  # coverage share below which the lexical reader abstains
@@ -242,6 +244,17 @@ class SemanticExtractiveGenerator(SentenceReader):
                 self._vectors[text] = vector
         return np.array([self._vectors[t] for t in texts])
 
+    def _query(self, question: str) -> np.ndarray:
+        question = self.rewrite(question) if self.rewrite else question
+        return np.asarray(encode_queries(self.encoder, [question]), dtype=np.float64)[0]
+
+    def similarity(self, question: str, text: str) -> float:
+        """The cosine between the question (rewritten) and ``text``, as this reader
+        scores a sentence shown as ``"<source label>: <sentence>"``."""
+        question = validate.text(question, "question")
+        text = validate.text(text, "text")
+        return float(self._encode([text])[0] @ self._query(question))
+
     def score(self, prompt: Prompt) -> list[ScoredSentence]:
         """Every source sentence with its score (cosine, less the number penalty), best
         first."""
@@ -252,10 +265,7 @@ class SemanticExtractiveGenerator(SentenceReader):
         ]
         if not items:
             return []
-        question = self.rewrite(prompt.question) if self.rewrite else prompt.question
-        query = np.asarray(encode_queries(self.encoder, [question]), dtype=np.float64)[
-            0
-        ]
+        query = self._query(prompt.question)
         cosines = self._encode([shown for _, shown, _ in items]) @ query
         scored = []
         for (number, _, sentence), cosine in zip(items, cosines):
@@ -410,3 +420,78 @@ class SubjectCheck:
             return answer
         self.refused += 1
         return ABSTAIN
+
+
+_END_AFTER_CITATION = re.compile(r"\s+([.!?])$")
+
+
+class RelevanceCheck:
+    """A reader's answer, refused when its sentence is not close enough in meaning to
+    the question (chapter 14).
+
+    Every reader here answers with a source sentence and its citation. The check asks of
+    that sentence what the semantic reader asks of its own answers: its cosine with the
+    question, shown as ``"<cited source's label>: <sentence>"`` and measured by
+    ``judge`` (a :class:`SemanticExtractiveGenerator`, with its embedder and question
+    rewrite), must reach ``refuse_below`` (by default the judge's own
+    ``abstain_below``); otherwise the answer becomes
+    :data:`~ragbook.generators.ABSTAIN`. A refusal passes unchanged.
+
+    The model quotes a sentence for every question it does not refuse, a neighbouring
+    fact for one the sources cannot answer; this check refuses the quotes that are far
+    from the question. ``last_similarity`` is the last answer's cosine (None after a
+    refusal); ``refused`` counts the answers it refused.
+    """
+
+    def __init__(
+        self,
+        reader: Callable[[Prompt], str],
+        judge: SemanticExtractiveGenerator,
+        refuse_below: float | None = None,
+    ):
+        if not callable(reader):
+            raise TypeError(
+                f"reader must be callable (a prompt in, an answer out), got {reader!r}"
+            )
+        if not isinstance(judge, SemanticExtractiveGenerator):
+            raise TypeError(
+                "judge must be a SemanticExtractiveGenerator (its embedder measures "
+                f"the answer against the question), got {judge!r}"
+            )
+        self.reader, self.judge = reader, judge
+        self.refuse_below = (
+            judge.abstain_below
+            if refuse_below is None
+            else validate.real(
+                refuse_below, "refuse_below (a cosine)", minimum=-1, maximum=1
+            )
+        )
+        self.last_similarity: float | None = None
+        self.refused = 0
+        _keep_window(self, reader)
+
+    def __repr__(self) -> str:
+        return f"RelevanceCheck({self.reader!r}, refuse_below={self.refuse_below})"
+
+    def similarity(self, prompt: Prompt, answer: str) -> float:
+        """The cosine between the question and the answer's sentence, labelled with the
+        first source it cites."""
+        cited = [n for n in citations(answer) if 1 <= n <= len(prompt.sources)]
+        sentence = _END_AFTER_CITATION.sub(
+            r"\1", " ".join(CITATION.sub(" ", answer).split())
+        )
+        shown = (
+            f"{prompt.sources[cited[0] - 1].label}: {sentence}" if cited else sentence
+        )
+        return self.judge.similarity(prompt.question, shown)
+
+    def __call__(self, prompt: Prompt) -> str:
+        answer = self.reader(prompt)
+        self.last_similarity = None
+        if is_refusal(answer):
+            return answer
+        self.last_similarity = self.similarity(prompt, answer)
+        if self.last_similarity < self.refuse_below:
+            self.refused += 1
+            return ABSTAIN
+        return answer

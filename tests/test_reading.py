@@ -504,3 +504,57 @@ def test_subject_check_rejects_bad_subjects_and_keeps_the_window():
             return 1
 
     assert SubjectCheck(Windowed(["x"]), ["Mars"]).budget() == 5
+
+
+# ---- an answer far from the question is refused (RelevanceCheck) ------------------
+def test_relevance_check_refuses_an_answer_far_from_the_question():
+    from ragbook.generators import ScriptedGenerator
+    from ragbook.readers import RelevanceCheck
+
+    prompt = build_prompt(QUESTION, SOURCES)
+    judge = SemanticExtractiveGenerator(hand_encoder(QUESTION), abstain_below=0.65)
+    # the answer's sentence is shown with the label of the source it cites, as the
+    # semantic reader shows it: cosine 1/sqrt(2) = 0.7071 >= 0.65, kept
+    near = RelevanceCheck(ScriptedGenerator(["A solar day lasts 117 days [2]."]), judge)
+    assert near.refuse_below == 0.65  # the judge's own threshold by default
+    assert near(prompt) == "A solar day lasts 117 days [2]."
+    assert round(near.last_similarity, 4) == 0.7071 and near.refused == 0
+    # cosine 3/5 = 0.6 < 0.65: refused
+    far = RelevanceCheck(
+        ScriptedGenerator(["It orbits the Sun every 224.7 days [1]."]), judge
+    )
+    assert far(prompt) == ABSTAIN and far.refused == 1
+    assert round(far.last_similarity, 4) == 0.6
+    # a threshold of its own; -1 refuses nothing and only measures
+    assert (
+        RelevanceCheck(
+            ScriptedGenerator(["It orbits the Sun every 224.7 days [1]."]), judge, 0.55
+        )(prompt)
+        == "It orbits the Sun every 224.7 days [1]."
+    )
+    # a refusal passes unchanged and is not measured
+    refusing = RelevanceCheck(ScriptedGenerator(["The sources do not say."]), judge)
+    assert refusing(prompt) == "The sources do not say."
+    assert refusing.last_similarity is None and refusing.refused == 0
+
+
+def test_relevance_check_rejects_bad_arguments_and_keeps_the_window():
+    from ragbook.generators import ScriptedGenerator
+    from ragbook.readers import RelevanceCheck
+
+    judge = SemanticExtractiveGenerator(hand_encoder(QUESTION))
+    with pytest.raises(TypeError, match="reader must be callable"):
+        RelevanceCheck("combined", judge)
+    with pytest.raises(TypeError, match="judge must be a SemanticExtractiveGenerator"):
+        RelevanceCheck(ScriptedGenerator(["x"]), hand_encoder(QUESTION))
+    with pytest.raises(ValueError, match="refuse_below"):
+        RelevanceCheck(ScriptedGenerator(["x"]), judge, 1.5)
+
+    class Windowed(ScriptedGenerator):
+        def budget(self):
+            return 5
+
+        def count(self, text):
+            return 1
+
+    assert RelevanceCheck(Windowed(["x"]), judge).budget() == 5
