@@ -906,13 +906,9 @@ class LocalModel:
         def compute() -> dict:
             import numpy as np
 
-            prompt = self._template(messages)
-            pieces = self._tokens(continuation)
-            self._check_fits(len(prompt) + len(pieces), 0)
-            self._feed(prompt)
             out = []
-            for token in pieces:
-                logits = self._logits()
+            pieces = self._tokens(continuation)
+            for token, logits in self._teacher_forced(messages, pieces):
                 top = logits.max()
                 log_z = top + math.log(float(np.exp(logits - top).sum()))
                 out.append(
@@ -921,7 +917,6 @@ class LocalModel:
                         float(logits[token] - log_z),
                     ]
                 )
-                self.llama.eval([token])
             return {"tokens": out}
 
         return [
@@ -945,19 +940,24 @@ class LocalModel:
         reply = validate.text(reply, "reply")
         if not reply:
             raise ValueError("reply is empty: give the text to measure")
-        prompt = self._template(messages)
         pieces = self._tokens(reply)
         if ended:
             end = self._tokens(self._eos, special=True) if self._eos else []
             pieces = pieces + end[:1]
+        return [
+            float(logits.max() - logits[token])
+            for token, logits in self._teacher_forced(messages, pieces)
+        ]
+
+    def _teacher_forced(self, messages: list[dict], pieces: list[int]):
+        """Each of ``pieces`` with the model's logits just before it, the pieces fed
+        one by one after the prompt of ``messages`` (the reply forced, not sampled)."""
+        prompt = self._template(messages)
         self._check_fits(len(prompt) + len(pieces), 0)
         self._feed(prompt)
-        margins = []
         for token in pieces:
-            logits = self._logits()
-            margins.append(float(logits.max() - logits[token]))
+            yield token, self._logits()
             self.llama.eval([token])
-        return margins
 
     def relevance(self, query: str, passage: str) -> float:
         """How strongly the model says Yes to "does this passage answer the query?":
