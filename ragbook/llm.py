@@ -506,12 +506,31 @@ def machine() -> str:
     return f"{name}, {os.cpu_count()} cores, {platform.system()}"
 
 
+# the vector instruction sets llama.cpp chooses its kernels by: two processors of one
+# name can differ here (an "AMD EPYC" with AVX-512 and one without), and greedy replies
+# made with other kernels can part at near ties (tools/llm_records.py check)
+VECTOR_FLAGS = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni")
+
+
+def instruction_sets(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The processor's vector instruction sets among :data:`VECTOR_FLAGS`, as
+    ``cpuinfo`` lists them ("unknown" where it cannot be read)."""
+    try:
+        for line in Path(cpuinfo).read_text().splitlines():
+            if line.startswith(("flags", "Features")):
+                have = set(line.split(":", 1)[1].split())
+                return " ".join(f for f in VECTOR_FLAGS if f in have) or "none"
+    except OSError:
+        pass
+    return "unknown"
+
+
 # ---- the model -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Generation:
     """A chat completion: the text, why it stopped, token counts, timings measured when
     it was made, and what made it (the record's ``made_by``: model, runtime, machine,
-    threads)."""
+    its vector instruction sets, threads)."""
 
     text: str
     finish_reason: str
@@ -689,6 +708,7 @@ class LocalModel:
             "model_sha256": self.file.sha256,
             "runtime": f"{RUNTIME} {llama_cpp.__version__}",
             "machine": machine(),
+            "instructions": instruction_sets(),
             "threads": str(self.threads),
         }
 

@@ -25,6 +25,7 @@ from ragbook.llm import (
     ModelSpec,
     RecordMissing,
     Records,
+    instruction_sets,
     machine,
     model_file,
     request_key,
@@ -36,6 +37,18 @@ VENUS = [
     ("Venus, Orbit", "Venus orbits the Sun once every 224.7 Earth days."),
     ("Mars, Moons", "Mars has two small moons, Phobos and Deimos."),
 ]
+
+
+def test_instruction_sets_names_the_vector_flags_in_a_fixed_order(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\nmodel name\t: AMD EPYC\n"
+        "flags\t\t: fpu sse2 avx512f fma avx2 avx avx512bw ht\n"
+    )
+    assert instruction_sets(cpuinfo) == "avx avx2 fma avx512f avx512bw"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse sse2\n")
+    assert instruction_sets(cpuinfo) == "none"
+    assert instruction_sets(tmp_path / "absent") == "unknown"
 
 
 # ---- the registry and model files ----------------------------------------------------
@@ -351,6 +364,7 @@ def test_greedy_generation_is_deterministic(live):
     assert generator.count(prompt.text) == generator.last.prompt_tokens
     made_by = generator.last.made_by
     assert made_by["machine"] == machine() and made_by["model"] == "qwen2.5-0.5b"
+    assert made_by["instructions"] == instruction_sets()
 
 
 @pytest.mark.live
