@@ -344,7 +344,8 @@ def spherical_kmeans(
 
     Centroids start at distinct random vectors (seeded). Each iteration assigns every
     vector to the centroid with the largest dot product and resets each centroid to the
-    normalised mean of its vectors. A cluster left empty is moved to the vector worst
+    normalised mean of its vectors (a cluster whose vectors cancel out keeps its
+    centroid). A cluster left empty is moved to the vector worst
     served by its current centroid, so all ``clusters`` lists stay in use. With
     ``sample`` (at least ``clusters``), the iterations run on that many vectors drawn at
     random (seeded) and every vector is then assigned to its nearest final centroid.
@@ -402,11 +403,24 @@ def _spherical_kmeans(x, clusters, iterations, seed, sample):
                     break
                 sums += _cluster_sums(train[moved], new[moved], clusters)
                 sums -= _cluster_sums(train[moved], assignment[moved], clusters)
-            centroids = _unit(sums)
+            centroids = _directions(sums, centroids)
             assignment = new
     if train is not x:
         assignment = _nearest_centroid(x, centroids)
     return centroids, assignment
+
+
+def _directions(sums: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """Each cluster's new centroid: the direction of its vectors' sum, or its previous
+    centroid where the sum is zero (vectors that cancel out, such as v and -v, have no
+    mean direction)."""
+    norms = np.sqrt(np.add.reduce(sums * sums, axis=1))
+    zero = norms == 0
+    if not zero.any():
+        return (sums / norms[:, None]).astype(np.float32)
+    out = previous.copy()
+    out[~zero] = sums[~zero] / norms[~zero, None]
+    return out
 
 
 def _nearest_centroid(x: np.ndarray, centroids: np.ndarray) -> np.ndarray:

@@ -73,6 +73,15 @@ def test_vector_errors():
         index.search_batch(np.ones(3), k=0)
 
 
+def test_spherical_kmeans_keeps_the_centroid_of_vectors_that_cancel_out():
+    # v and -v sum to zero: their one cluster has no mean direction, and keeps the
+    # centroid it started from (one of the two vectors), not an error
+    x = np.array([[3.0, 4.0], [-3.0, -4.0]])
+    centroids, assignment = spherical_kmeans(x, 1, seed=0)
+    assert assignment.tolist() == [0, 0]
+    assert np.abs(centroids[0]).tolist() == pytest.approx([0.6, 0.8])
+
+
 def test_spherical_kmeans_fills_every_list_even_with_duplicates():
     x = np.vstack(
         [np.tile([1.0, 0.0, 0.0], (20, 1)), [[0.0, 1.0, 0.0]], [[0.0, 0.0, 1.0]]]
