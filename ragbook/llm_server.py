@@ -87,8 +87,10 @@ class ChatServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                # logged before the body is written: a client that has its answer
+                # finds the request in the log
                 outer.log.append((self.path, status))
+                self.wfile.write(body)
 
             def _error(self, status: int, message: str) -> None:
                 self._send(status, {"error": {"message": message, "code": status}})
@@ -237,7 +239,7 @@ class ChatServer:
                 start()
                 event(chunk({}, generation.finish_reason))
                 event("[DONE]")
+                outer.log.append((self.path, 200))  # before the stream's last byte
                 self.wfile.write(b"0\r\n\r\n")
-                outer.log.append((self.path, 200))
 
         return Handler

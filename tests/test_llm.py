@@ -7,6 +7,7 @@ the runtime or the model is not installed, unless ``RAGBOOK_REQUIRE_LLM=1`` (set
 """
 
 import hashlib
+import importlib.util
 import json
 import os
 import sys
@@ -331,6 +332,31 @@ def test_the_server_speaks_chat_completions_from_records(tmp_path):
     assert server.log[0] == ("/v1/chat/completions", 200)
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
+
+
+def test_a_request_is_in_the_servers_log_once_its_answer_is_read(tmp_path):
+    # the log is written before the answer's last byte: a client that has read its
+    # answer finds its request logged (chapter 11 prints the log right after a call)
+    model, messages = _recorded_model(tmp_path)
+    with ChatServer(model, api_key="k") as server:
+        client = ChatClient(
+            base_url=server.url, model=server.model_name, api_key="k", retries=0
+        )
+        for n in range(1, 41):
+            client.complete(messages, max_tokens=200)
+            assert len(server.log) == n, f"request {n} not logged when answered"
+        request = urllib.request.Request(
+            f"{server.url}/chat/completions",
+            data=json.dumps(
+                {"messages": messages, "max_tokens": 200, "stream": True}
+            ).encode(),
+            method="POST",
+            headers={"Authorization": "Bearer k"},
+        )
+        for n in range(41, 61):
+            with urllib.request.urlopen(request, timeout=10) as response:
+                response.read()
+            assert len(server.log) == n, f"stream {n} not logged when answered"
 
 
 # ---- the real model ------------------------------------------------------------------
@@ -684,14 +710,14 @@ def test_worked_examples_are_earlier_turns_and_are_counted(live):
 
 
 def test_missing_says_why_a_model_cannot_run(tmp_path, monkeypatch):
-    real = llm.importlib.util.find_spec
+    real = importlib.util.find_spec
     monkeypatch.setattr(
-        llm.importlib.util,
+        importlib.util,
         "find_spec",
         lambda name, *rest: None if name == "llama_cpp" else real(name, *rest),
     )
     assert "llama-cpp-python) is not installed" in llm.missing()
-    monkeypatch.setattr(llm.importlib.util, "find_spec", real)
+    monkeypatch.setattr(importlib.util, "find_spec", real)
     if real("llama_cpp") is None:
         pytest.skip("the runtime is not installed")
     assert llm.missing(tmp_path / "nope.gguf").startswith("no model file at")
