@@ -10,7 +10,7 @@ import pytest
 
 from ragbook import llm
 
-FOLDER = Path(llm.__file__).parent / "data" / "generations"
+FOLDER = llm.book_records().path.parent
 FILES = sorted(FOLDER.glob("*.jsonl"))
 RESULT_KEYS = {
     "chat": {
