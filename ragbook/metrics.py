@@ -1,4 +1,5 @@
-"""Retrieval metrics, bootstrap intervals and the evaluation loop (chapter 9).
+"""Retrieval metrics, and the loop that measures them over labelled questions
+(chapter 9).
 
 A ranking is a sequence of chunk ids (ints), best first, without repeats. The metrics:
 
@@ -12,10 +13,9 @@ A ranking is a sequence of chunk ids (ints), best first, without repeats. The me
 - :func:`dcg_at_k` and :func:`ndcg_at_k`: graded gains discounted by log2(rank + 1), and
   divided by the best DCG the judged collection allows.
 
-Means over a few dozen questions are uncertain: :func:`bootstrap_interval` gives a
-percentile interval and :func:`paired_bootstrap` compares two systems on the same
-questions. :func:`evaluate_retrieval` runs a search function over labelled questions and
-returns a :class:`RetrievalReport`.
+:func:`evaluate_retrieval` runs a search function over labelled questions and returns a
+:class:`RetrievalReport`, with intervals from :mod:`ragbook.intervals`
+(:func:`bootstrap_interval`, :func:`paired_bootstrap`, importable from here as well).
 """
 
 from __future__ import annotations
@@ -30,6 +30,12 @@ import numpy as np
 
 from . import validate
 from .formats import write_trec_run
+from .intervals import (  # importable from here too, where chapter 9 meets them
+    PairedComparison,
+    _check_bootstrap,
+    bootstrap_interval,
+    paired_bootstrap,
+)
 from .labels import Question, relevant_chunks
 from .retrieval import Hit
 
@@ -250,131 +256,6 @@ def ndcg_at_k(ranking: Sequence[int], gains: Mapping[int, float], k: int) -> flo
     if ideal == 0:
         return 0.0
     return dcg_at_k(ranking, gains, k) / ideal
-
-
-# ---- uncertainty ---------------------------------------------------------------------
-def _check_values(values: Sequence[float], what: str = "values") -> np.ndarray:
-    array = validate.finite_array(values, what)
-    if array.ndim != 1:
-        raise ValueError(
-            f"{what} must be a flat sequence of numbers, one per question; got "
-            f"shape {array.shape}"
-        )
-    if array.size == 0:
-        raise ValueError(f"{what} is empty: a bootstrap needs at least one question")
-    return array
-
-
-def _check_bootstrap(confidence: float, resamples: int) -> None:
-    validate.real(confidence, "confidence (0.95 for a 95% interval)")
-    if not 0 < confidence < 1:
-        raise ValueError(
-            "confidence must lie strictly between 0 and 1 (0.95 for a 95% "
-            f"interval), got {confidence!r}"
-        )
-    validate.k(resamples, "resamples")
-
-
-def _check_seed(seed: int) -> int:
-    return validate.count(seed, "seed")
-
-
-def _resampled(
-    values: np.ndarray, statistic: Callable, resamples: int, seed: int
-) -> np.ndarray:
-    """``statistic`` of ``resamples`` resamples of ``values`` (n draws with replacement
-    each)."""
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, values.size, size=(resamples, values.size))
-    results = np.array([float(statistic(values[row])) for row in draws])
-    if not np.all(np.isfinite(results)):
-        raise ValueError(
-            "the statistic returned a value that is not a finite number on some "
-            "resample"
-        )
-    return results
-
-
-def _percentiles(results: np.ndarray, confidence: float) -> tuple[float, float]:
-    tail = (1 - confidence) / 2
-    return float(np.quantile(results, tail)), float(np.quantile(results, 1 - tail))
-
-
-def bootstrap_interval(
-    values: Sequence[float],
-    statistic: Callable = np.mean,
-    confidence: float = 0.95,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic`` over questions (chapter 9).
-
-    Draw n of the n per-question values with replacement, ``resamples`` times, apply
-    ``statistic`` to each resample, and return the (1 - c)/2 and (1 + c)/2 quantiles of
-    the results for confidence c. The resamples come from
-    ``numpy.random.default_rng(seed)``, so the same seed gives the same interval.
-    """
-    _check_bootstrap(confidence, resamples)
-    if not callable(statistic):
-        raise TypeError(
-            f"statistic must be a function of an array of values, got {statistic!r}"
-        )
-    return _percentiles(
-        _resampled(_check_values(values), statistic, resamples, _check_seed(seed)),
-        confidence,
-    )
-
-
-@dataclass(frozen=True)
-class PairedComparison:
-    """System a against system b on the same questions (see :func:`paired_bootstrap`).
-
-    ``mean_difference`` is mean(a - b); ``interval`` its percentile bootstrap interval;
-    ``share_a_greater`` the share of resamples whose mean of a is above that of b;
-    ``a_better``, ``a_worse`` and ``tied`` count the questions where a's value is above,
-    below or exactly equal to b's.
-    """
-
-    mean_difference: float
-    interval: tuple[float, float]
-    share_a_greater: float
-    a_better: int
-    a_worse: int
-    tied: int
-
-
-def paired_bootstrap(
-    values_a: Sequence[float],
-    values_b: Sequence[float],
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> PairedComparison:
-    """Paired percentile bootstrap of mean(a) - mean(b) over the same questions (chapter
-    9).
-
-    Question i is resampled with both its values, so the per-question differences d_i =
-    a_i - b_i are what is resampled: the interval is :func:`bootstrap_interval` of d
-    with the same seed, and a resample has mean(a) > mean(b) exactly when its mean of d
-    is above 0.
-    """
-    _check_bootstrap(confidence, resamples)
-    a, b = _check_values(values_a, "values_a"), _check_values(values_b, "values_b")
-    if a.size != b.size:
-        raise ValueError(
-            f"values_a has {a.size} questions but values_b has {b.size}; a paired "
-            "comparison needs the same questions"
-        )
-    differences = a - b
-    results = _resampled(differences, np.mean, resamples, _check_seed(seed))
-    return PairedComparison(
-        mean_difference=float(np.mean(differences)),
-        interval=_percentiles(results, confidence),
-        share_a_greater=float(np.mean(results > 0)),
-        a_better=int(np.sum(a > b)),
-        a_worse=int(np.sum(a < b)),
-        tied=int(np.sum(a == b)),
-    )
 
 
 # ---- evaluation loop -----------------------------------------------------------------
