@@ -414,12 +414,11 @@ def _directions(sums: np.ndarray, previous: np.ndarray) -> np.ndarray:
     """Each cluster's new centroid: the direction of its vectors' sum, or its previous
     centroid where the sum is zero (vectors that cancel out, such as v and -v, have no
     mean direction)."""
-    norms = np.sqrt(np.add.reduce(sums * sums, axis=1))
-    zero = norms == 0
+    zero = ~sums.any(axis=1)
     if not zero.any():
-        return (sums / norms[:, None]).astype(np.float32)
+        return _unit(sums)
     out = previous.copy()
-    out[~zero] = sums[~zero] / norms[~zero, None]
+    out[~zero] = _unit(sums[~zero])
     return out
 
 
