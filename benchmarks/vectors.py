@@ -194,11 +194,11 @@ def machine() -> int:
         f"{faiss.omp_get_max_threads()}"
     )
     print(
-        "ragbook's IVFIndex.search_batch works list by list, one small matrix "
-        "product per probed list, on one"
+        "ragbook's IVFIndex.search_batch is one compiled loop (Numba) over the "
+        "queries, shared among the threads"
     )
     print(
-        "BLAS thread; faiss parallelises its IVF search over queries with OpenMP "
+        "for a batch; faiss parallelises its IVF search over queries with OpenMP "
         "(also shown with 1 thread)."
     )
     print()

@@ -94,7 +94,7 @@ class DenseRetriever:
 
     def scores(self, query: str) -> np.ndarray:
         """The cosine of every chunk with the query."""
-        return self.exact.vectors @ _unit(self.encode_query(query))
+        return self.exact.vectors @ _unit(self.encode_query(query)[None, :])[0]
 
     def search(
         self, query: str, k: int = 10, allowed: Iterable[int] | None = None

@@ -96,6 +96,8 @@ def show_source(obj: object) -> SourceListing:
     extensions) and ``ValueError`` for objects that are not part of ragbook, since the
     book shows only its own code.
     """
+    # a compiled function (a Numba dispatcher) shows the Python function it compiles
+    obj = getattr(obj, "py_func", obj)
     module = inspect.getmodule(obj)
     name = getattr(module, "__name__", "")
     if not (name == "ragbook" or name.startswith("ragbook.")):

@@ -68,13 +68,16 @@ def whole(
 ) -> int:
     """``value`` as an int: a Python or NumPy integer (not a bool) within [minimum,
     maximum]."""
-    allowed = f"{name} must be a whole number{_bounds(minimum, maximum)}"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if type(value) is not int and (
+        isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
+    ):
+        allowed = f"{name} must be a whole number{_bounds(minimum, maximum)}"
         raise TypeError(f"{allowed}, got {value!r} of type {_type_name(value)}")
     value = int(value)
     if (minimum is not None and value < minimum) or (
         maximum is not None and value > maximum
     ):
+        allowed = f"{name} must be a whole number{_bounds(minimum, maximum)}"
         raise ValueError(f"{allowed}, got {value!r}")
     return value
 

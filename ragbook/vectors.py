@@ -25,6 +25,7 @@ from threadpoolctl import ThreadpoolController
 
 from . import validate
 from .ranking import _candidates
+from .vector_kernels import ivf_scan, ivf_scan_parallel, select_rows, unit_rows_into
 
 __all__ = [
     "cosine",
@@ -72,17 +73,26 @@ def unit_rows(vectors: np.ndarray, dtype=np.float32) -> np.ndarray:
     return _unit(matrix, dtype)
 
 
-def _unit(matrix: np.ndarray, dtype=np.float32) -> np.ndarray:
-    """The rows of a checked float64 matrix divided by their lengths (the work of
-    :func:`unit_rows`)."""
-    norms = np.sqrt(np.add.reduce(matrix * matrix, axis=1))  # np.linalg.norm's sum
-    if not norms.all():
-        zero = np.flatnonzero(norms == 0)
+def _unit(matrix: np.ndarray, dtype=np.float32, name: str = "vectors") -> np.ndarray:
+    """The rows of a 2-D float matrix (called ``name`` in errors) divided by their
+    lengths (the work of :func:`unit_rows`, compiled:
+    :func:`ragbook.vector_kernels.unit_rows_into`)."""
+    out = np.empty(matrix.shape, dtype=dtype)
+    bad = unit_rows_into(matrix, out)
+    if bad >= 0:
+        validate.finite_array(matrix, name)  # names a nan or inf entry
+        row = np.asarray(matrix[bad], dtype=np.float64)
+        if not row.any():
+            zero = np.flatnonzero(~np.asarray(matrix).any(axis=1))
+            raise ValueError(
+                f"row {zero[0]} is a zero vector, which has no direction; {zero.size} "
+                "zero rows in all"
+            )
         raise ValueError(
-            f"row {zero[0]} is a zero vector, which has no direction; {zero.size} "
-            "zero rows in all"
+            f"row {bad} of {name} is too long to measure in float64: entries as "
+            f"large as {np.abs(row).max():.3g}"
         )
-    return (matrix / norms[:, None]).astype(dtype)
+    return out
 
 
 @dataclass(frozen=True)
@@ -106,7 +116,16 @@ class SearchResult:
 
 
 def _queries(queries: np.ndarray, dimension: int) -> np.ndarray:
-    q = validate.finite_array(queries, "queries", dtype=np.float32)
+    """Query vectors as unit float32 rows; a single vector is one row.
+
+    Every search starts here, so a float array is taken as it is (its entries are
+    checked by :func:`_unit`); anything else goes through ``validate.finite_array``,
+    whose errors say what was wrong.
+    """
+    if isinstance(queries, np.ndarray) and queries.dtype.kind == "f":
+        q = queries.astype(np.float32, copy=False)
+    else:
+        q = validate.finite_array(queries, "queries", dtype=np.float32)
     if q.ndim == 1:
         q = q[None, :]
     if q.ndim != 2 or q.shape[1] != dimension:
@@ -114,7 +133,7 @@ def _queries(queries: np.ndarray, dimension: int) -> np.ndarray:
             f"queries must have {dimension} dimensions like the indexed vectors, "
             f"got shape {np.shape(queries)}"
         )
-    return _unit(q.astype(np.float64))
+    return _unit(q, name="queries")
 
 
 _BLOCKS: list[ThreadpoolController] = []
@@ -134,13 +153,12 @@ def _one_blas_thread():
     return _BLOCKS[0].limit(limits=1, user_api="blas")
 
 
-_GROUP = 64  # the most entries of a row in one group (see _top_rows)
 _EPSILON32 = float(np.finfo(np.float32).eps)
 
 
 def _slack(dimension: int) -> float:
     """A bound on how far two float32 computations of one dot product of unit vectors
-    can disagree.
+    can disagree (a matrix product's and :func:`ragbook.vector_kernels.dot`'s).
 
     Any order of summing r products errs by at most gamma_r = r u / (1 - r u) times |q|
     |v| (u = 2^-24, and |q| |v| is 1 up to the rounding of the unit rows); two
@@ -152,126 +170,33 @@ def _slack(dimension: int) -> float:
     return 4 * r * _EPSILON32 / (1 - r * _EPSILON32) + 2 * _EPSILON32
 
 
-def _exact_scores(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """q.v for paired rows, the same way for every pair: exact float64 products, summed
-    along each row.
-
-    The result depends only on the two vectors, never on where they sit in a batch or in
-    the index, so identical vectors get identical scores and a query gets the same
-    scores alone or in a batch.
-    """
-    products = np.multiply(
-        queries, vectors, dtype=np.float64, order="C"
-    )  # C order: one summation order
-    return products.sum(axis=-1).astype(np.float32)
-
-
 def _top_rows(
-    scores: np.ndarray,
+    proposed: np.ndarray,
     ids: np.ndarray,
     k: int,
     queries: np.ndarray,
     vectors: np.ndarray,
     positions: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top k of each row of ``scores`` (candidates ``ids``), by score descending then id
-    ascending.
+    """Top k of each row of ``proposed`` (candidates ``ids``), by score descending then
+    id ascending, padded with id -1.
 
-    ``scores`` come from a matrix product, whose float32 results for one pair of vectors
-    differ in the last bits with the shape of the batch and the position in it (BLAS
-    kernels block differently), so identical vectors could get different scores and
-    break the tie-by-id rule. They only select candidates: every entry within twice the
-    possible disagreement (:func:`_slack`) of each row's k-th score, which is a superset
-    of the true top k. The candidates are then rescored by :func:`_exact_scores` (column
-    j of ``scores`` is row ``positions[j]`` of ``vectors``, or row j without
-    ``positions``) and sorted.
-
-    A full sort of each row is wasteful when k is small. Instead, deal the row into g
-    groups of up to 64 entries (entry c into group c mod g) and take each group's
-    maximum, one elementwise maximum of the row's consecutive slices of length g: the
-    k-th largest group maximum is a score that at least k entries reach, so every entry
-    of the top k (ties at the k-th included) is at or above it. There are at least 4k
-    groups, so few of them reach it; rows too short for two entries a group are
-    partitioned outright.
+    ``proposed`` comes from a matrix product, whose float32 results for one pair of
+    vectors differ in the last bits with the shape of the batch and the position in it
+    (BLAS kernels block differently), so identical vectors could get different scores
+    and break the tie-by-id rule. They only select candidates: every entry within the
+    slack (:func:`_slack`) of each row's k-th score, a superset of the true top k. The
+    candidates are scored again the one way that depends only on the pair (column j of
+    ``proposed`` is row ``positions[j]`` of ``vectors``, or row j without
+    ``positions``) and ranked, in one compiled loop (``select_rows``).
     """
-    m, n = scores.shape
-    take = min(k, n)
-    if take == 0 or m == 0:
-        return np.full((m, k), -1, dtype=np.int64), np.full(
-            (m, k), -np.inf, dtype=np.float32
-        )
+    m = proposed.shape[0]
+    out_ids = np.empty((m, k), dtype=np.int64)
+    out_scores = np.empty((m, k), dtype=np.float32)
+    if positions is None:
+        positions = np.arange(proposed.shape[1])
     slack = _slack(queries.shape[1])
-    size = min(_GROUP, n // (4 * take))  # entries per group
-    if size >= 2:
-        groups = n // size
-        full = groups * size
-        maxima = scores[:, :full].reshape(m, size, groups).max(axis=1)
-        limit = (
-            np.partition(maxima, groups - take, axis=1)[:, groups - take].astype(
-                np.float64
-            )
-            - slack
-        )
-        # only the groups whose maximum reaches the limit hold candidates, and the
-        # entries after the last whole slice
-        group_rows, group_numbers = np.nonzero(maxima >= limit[:, None])
-        rows = np.repeat(group_rows, size)
-        columns = (group_numbers[:, None] + groups * np.arange(size)).ravel()
-        reach = scores[rows, columns] >= limit[rows]
-        tail_rows, tail_columns = np.nonzero(scores[:, full:] >= limit[:, None])
-        rows = np.concatenate([rows[reach], tail_rows])
-        columns = np.concatenate([columns[reach], tail_columns + full])
-    else:
-        kth = (
-            np.partition(scores, n - take, axis=1)[:, n - take]
-            if take < n
-            else np.full(m, -np.inf)
-        )
-        rows, columns = np.nonzero(scores >= (kth.astype(np.float64) - slack)[:, None])
-    exact = _exact_scores(
-        queries[rows], vectors[columns if positions is None else positions[columns]]
-    )
-    return _rank(rows, ids[columns], exact, m, k)
-
-
-def _largest(scores: np.ndarray, count: int) -> np.ndarray:
-    """The columns of the ``count`` largest entries of each row of ``scores`` (ties to
-    the lower column), in column order.
-
-    The count-th largest of each row comes from a partial sort; every entry that
-    reaches it is kept, the first ``count`` of them in each row.
-    """
-    if count == 1:
-        return scores.argmax(axis=1)[:, None]
-    n = scores.shape[1]
-    kth = np.partition(scores, n - count, axis=1)[:, n - count]
-    rows, columns = np.nonzero(scores >= kth[:, None])
-    place = np.arange(rows.size) - np.searchsorted(rows, rows)  # place in its row
-    return columns[place < count].reshape(-1, count)
-
-
-def _rank(
-    rows: np.ndarray, ids: np.ndarray, scores: np.ndarray, m: int, k: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """The k best candidates of each of m queries, by score descending then id
-    ascending, padded with id -1.
-
-    Candidate j belongs to query ``rows[j]``, has id ``ids[j]`` and the (exact) score
-    ``scores[j]``.
-    """
-    out_ids = np.full((m, k), -1, dtype=np.int64)
-    out_scores = np.full((m, k), -np.inf, dtype=np.float32)
-    if m == 1:  # one query: every candidate is in row 0
-        order = np.lexsort((ids, -scores))[:k]
-        out_ids[0, : order.size] = ids[order]
-        out_scores[0, : order.size] = scores[order]
-        return out_ids, out_scores
-    order = np.lexsort((ids, -scores, rows))
-    rows, ids, scores = rows[order], ids[order], scores[order]
-    rank = np.arange(rows.size) - np.searchsorted(rows, rows)  # place in its row
-    keep = rank < k
-    out_ids[rows[keep], rank[keep]] = ids[keep]
-    out_scores[rows[keep], rank[keep]] = scores[keep]
+    select_rows(proposed, ids, positions, queries, vectors, slack, out_ids, out_scores)
     return out_ids, out_scores
 
 
@@ -472,6 +397,9 @@ def optimal_lists(n, probes):
     return float(best) if best.ndim == 0 else best
 
 
+_SHARED_BATCH = 32  # the fewest queries that ivf_scan_parallel shares among threads
+
+
 class IVFIndex:
     """An inverted-file index: spherical k-means lists, and a search that scans only the
     p nearest lists.
@@ -501,15 +429,19 @@ class IVFIndex:
             x, lists, iterations, seed, sample
         )
         self.lists = lists
-        # store the vectors list by list: list l is the block of rows
-        # offsets[l]:offsets[l + 1], read in place by a matrix product, and order maps a
-        # row back to its id
+        # the vectors list by list (order maps a place back to its id), and each list
+        # coordinate by coordinate: list l is the r x (its size) block at entries
+        # r offsets[l] to r offsets[l + 1] of one flat array, read in place by the scan
         self.order = np.argsort(assignment, kind="stable")
-        self.vectors = x[self.order]
         self.list_sizes = np.bincount(assignment, minlength=lists)
         self.offsets = np.zeros(lists + 1, dtype=np.int64)
         np.cumsum(self.list_sizes, out=self.offsets[1:])
-        self._bounds = self.offsets.tolist()  # the same, as Python ints for slicing
+        stored = x[self.order]
+        bounds = self.offsets.tolist()
+        self.blocks = np.concatenate(
+            [stored[a:b].T.ravel() for a, b in zip(bounds, bounds[1:])]
+        )
+        self.centroid_block = np.ascontiguousarray(self.centroids.T).ravel()
 
     def search_batch(
         self, queries: np.ndarray, k: int = 10, probes: int = 1
@@ -520,7 +452,8 @@ class IVFIndex:
         Returns a :class:`SearchResult` of arrays: row i holds the k best of the vectors
         in query i's ``probes`` nearest lists (ids and scores, best first, ties by id,
         padded with id -1) and the dot products it cost (L centroids plus the probed
-        lists' sizes).
+        lists' sizes). The search is one compiled loop over the queries
+        (:func:`ragbook.vector_kernels.ivf_scan`).
         """
         k = validate.k(k)
         probes = validate.whole(probes, "probes")
@@ -531,99 +464,31 @@ class IVFIndex:
             )
         q = _queries(queries, self.dimension)
         m = q.shape[0]
-        if m == 1:
-            nearest = _largest(q @ self.centroids.T, probes)
-            positions = self._scan_one(q[0], nearest[0], k)
-            rows = np.zeros(positions.size, dtype=np.int64)
-        else:
-            with _one_blas_thread():
-                nearest = _largest(q @ self.centroids.T, probes)
-                rows, positions = self._scan_by_list(q, nearest, k)
-        # the candidates, scored exactly and ranked as in exact search (see _top_rows)
-        exact = _exact_scores(q[rows], self.vectors[positions])
-        ids, scores = _rank(rows, self.order[positions], exact, m, k)
-        return SearchResult(
-            ids, scores, self.lists + self.list_sizes[nearest].sum(axis=1)
+        ids = np.empty((m, k), dtype=np.int64)
+        scores = np.empty((m, k), dtype=np.float32)
+        cost = np.empty(m, dtype=np.int64)
+        # a batch shares its queries among the CPU's threads; a few queries would wait
+        # longer for the threads than they save
+        scan = ivf_scan_parallel if m >= _SHARED_BATCH else ivf_scan
+        scan(
+            q,
+            self.centroid_block,
+            self.blocks,
+            self.offsets,
+            self.order,
+            probes,
+            ids,
+            scores,
+            cost,
         )
-
-    def _scan_by_list(self, q, nearest, k):
-        """Score the probed lists list by list: all the queries that probe list l
-        against its block of rows at once.
-
-        Returns the candidates, as (query row, position in ``self.vectors``): every
-        entry within the slack (:func:`_slack`) of its query's k-th best score over its
-        probed lists. A list keeps, for each of its queries, the entries within the
-        slack of that list's own k-th best, which is at most the query's k-th best, so
-        no candidate is lost; the k best scores of each (query, list) pair go into a
-        table, from which each query's k-th best over all its lists is read.
-        """
-        m, probes = nearest.shape
-        slack = np.float32(_slack(self.dimension))
-        pair_lists = nearest.ravel()  # pair j: query j // probes and one of its lists
-        pairs = np.argsort(pair_lists, kind="stable")  # the pairs, grouped by list
-        q_pairs = q[pairs // probes]  # the queries of list l are one block of rows
-        starts = np.zeros(self.lists + 1, dtype=np.int64)
-        np.cumsum(np.bincount(pair_lists, minlength=self.lists), out=starts[1:])
-        starts, bounds = starts.tolist(), self._bounds
-        best = np.full((m * probes, k), -np.inf, dtype=np.float32)
-        found = []  # per list: (first pair, first row, list size, hits, their scores)
-        for l in range(self.lists):
-            lo, hi, a, b = starts[l], starts[l + 1], bounds[l], bounds[l + 1]
-            if lo == hi or a == b:
-                continue
-            # row j: pair lo + j against every vector of list l
-            scores = q_pairs[lo:hi] @ self.vectors[a:b].T
-            if b - a > k:
-                top = np.partition(scores, b - a - k, axis=1)[:, b - a - k :]
-                best[lo:hi] = top
-                hits = np.flatnonzero(scores >= top[:, :1] - slack)
-            else:
-                best[lo:hi, : b - a] = scores
-                hits = np.arange(scores.size)
-            found.append((lo, a, b - a, hits, scores.ravel()[hits]))
-        if not found:  # every probed list is empty
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        # each query's k-th best score over the k best of each of its pairs
-        kth = np.empty_like(best)
-        kth[pairs] = best
-        kth = np.partition(kth.reshape(m, probes * k), (probes - 1) * k, axis=1)[
-            :, (probes - 1) * k
-        ]
-        # hit h of a list with first pair lo, first row a and size s is pair lo + h // s
-        # and row a + h % s
-        lo, a, size, hits, scores = zip(*found)
-        counts = [h.size for h in hits]
-        hits, scores = np.concatenate(hits), np.concatenate(scores)
-        lo, a, size = (np.repeat(v, counts) for v in (lo, a, size))
-        rows = pairs[lo + hits // size] // probes
-        keep = scores >= kth[rows] - slack
-        return rows[keep], (a + hits % size)[keep]
-
-    def _scan_one(self, q, lists, k):
-        """The same for a single query, without the grouping: its lists are read in the
-        order they are stored, neighbouring lists as one block of rows, one
-        matrix-vector product per block. Returns the candidates' positions."""
-        spans = []
-        for l in sorted(lists.tolist()):
-            a, b = self._bounds[l], self._bounds[l + 1]
-            if spans and spans[-1][1] == a:
-                spans[-1][1] = b
-            elif a < b:
-                spans.append([a, b])
-        if not spans:  # every probed list is empty
-            return np.zeros(0, np.int64)
-        scores = np.concatenate([self.vectors[a:b] @ q for a, b in spans])
-        positions = np.concatenate([np.arange(a, b) for a, b in spans])
-        if scores.size <= k:
-            return positions
-        kth = np.partition(scores, scores.size - k)[scores.size - k]
-        return positions[scores >= kth - np.float32(_slack(self.dimension))]
+        return SearchResult(ids, scores, cost)
 
     @property
     def nbytes(self) -> int:
         return (
-            self.vectors.nbytes
+            self.blocks.nbytes
             + self.centroids.nbytes
+            + self.centroid_block.nbytes
             + self.order.nbytes
             + self.offsets.nbytes
         )

@@ -1,0 +1,208 @@
+"""The compiled loops of vector search (chapter 7): scoring, keeping the top k, and the
+scan of an inverted-file index.
+
+Each function is plain Python over NumPy arrays, compiled to machine code by Numba on
+first use (and cached on disk), so that a search costs one call from Python rather
+than one NumPy call per step.
+
+Every score is computed the same way: the float32 coordinates multiplied in float64,
+where the product of two float32 numbers is exact, the products added in coordinate
+order, and the sum rounded once to float32. A score therefore depends only on the two
+vectors (not on a batch, a block or a CPU's vector width), so equal vectors get equal
+scores and tie by id.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = [
+    "unit_rows_into",
+    "dot",
+    "offer",
+    "select_rows",
+    "ivf_scan",
+    "ivf_scan_parallel",
+    "block_scores",
+]
+
+
+@njit(cache=True, nogil=True)
+def unit_rows_into(x, out):
+    """out[i] = x[i] / |x[i]|: the length from float64 squares added in coordinate
+    order, the division in float64, the result rounded to ``out``'s type.
+
+    Returns -1, or the first row whose length is zero or not finite (a nan or inf entry,
+    or entries too large to square), which is then left unwritten.
+    """
+    for i in range(x.shape[0]):
+        total = 0.0
+        for j in range(x.shape[1]):
+            total += np.float64(x[i, j]) * np.float64(x[i, j])
+        length = np.sqrt(total)
+        if length == 0.0 or not np.isfinite(length):
+            return i
+        for j in range(x.shape[1]):
+            out[i, j] = np.float64(x[i, j]) / length
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def dot(q, v):
+    """q.v for two float32 vectors: float64 products, added in coordinate order,
+    rounded to float32."""
+    total = 0.0
+    for j in range(q.shape[0]):
+        total += np.float64(q[j]) * np.float64(v[j])
+    return np.float32(total)
+
+
+@njit(cache=True, nogil=True)
+def offer(best_ids, best_scores, filled, i, score):
+    """Offer candidate ``i`` with ``score`` to a top list kept sorted (score descending,
+    then id ascending) in ``best_ids`` and ``best_scores``, of which the first
+    ``filled`` places are in use. Returns the new number of places in use.
+
+    A full list takes the candidate only if it beats the last entry; it then slides
+    down past every entry it beats, one place at a time, as in insertion sort. A call
+    costs tens of nanoseconds (the arrays are passed with their reference counts), so
+    the loops below call it only while the list has room or for a candidate that
+    reaches its last entry.
+    """
+    k = best_ids.shape[0]
+    if filled == k:
+        last = best_scores[k - 1]
+        if score < last or (score == last and i > best_ids[k - 1]):
+            return filled
+        place = k - 1
+    else:
+        place = filled
+        filled += 1
+    while place > 0 and (
+        best_scores[place - 1] < score
+        or (best_scores[place - 1] == score and best_ids[place - 1] > i)
+    ):
+        best_scores[place] = best_scores[place - 1]
+        best_ids[place] = best_ids[place - 1]
+        place -= 1
+    best_scores[place] = score
+    best_ids[place] = i
+    return filled
+
+
+@njit(cache=True, nogil=True)
+def select_rows(proposed, ids, positions, queries, vectors, slack, out_ids, out_scores):
+    """The top k of each row of ``proposed`` (candidates ``ids``), rescored by
+    :func:`dot`, into ``out_ids`` and ``out_scores`` (k columns).
+
+    ``proposed`` comes from a matrix product, whose float32 scores may disagree with
+    :func:`dot`'s. A first pass finds each row's k-th best proposed score; every entry
+    within ``slack`` of it may belong to the true top k, and only those are scored
+    again (column c of row i is query i against row ``positions[c]`` of
+    ``vectors``) and offered to the top list.
+    """
+    m, n = proposed.shape
+    k = out_ids.shape[1]
+    rough_ids = np.empty(k, np.int64)
+    rough = np.empty(k, np.float32)
+    for i in range(m):
+        row, q, top_ids, top = proposed[i], queries[i], out_ids[i], out_scores[i]
+        top_ids[:] = -1
+        top[:] = -np.inf
+        filled = 0
+        for c in range(n):
+            if filled < k or row[c] >= rough[k - 1]:
+                filled = offer(rough_ids, rough, filled, c, row[c])
+        limit = -np.inf if filled < k else np.float64(rough[k - 1]) - slack
+        filled = 0
+        for c in range(n):
+            if row[c] >= limit:
+                score = dot(q, vectors[positions[c]])
+                if filled < k or score >= top[k - 1]:
+                    filled = offer(top_ids, top, filled, ids[c], score)
+
+
+def _ivf_scan(
+    queries, centroid_block, blocks, offsets, ids, probes, out_ids, out_scores, cost
+):
+    """Inverted-file search of each query (row) of ``queries``.
+
+    The vectors are stored list by list, and within a list coordinate by coordinate:
+    list l, the vectors offsets[l] to offsets[l + 1] - 1, is an r x (its size) matrix
+    at entries r offsets[l] to r offsets[l + 1] of the flat array ``blocks``; the L
+    centroids are one such r x L block. Query i's top k go into ``out_ids[i]`` and
+    ``out_scores[i]`` and the dot products it cost into ``cost[i]``. The queries are
+    independent, so ``ivf_scan_parallel`` shares them among the CPU's threads.
+    """
+    lists = offsets.shape[0] - 1
+    longest = lists
+    for l in range(lists):
+        longest = max(longest, offsets[l + 1] - offsets[l])
+    for i in prange(queries.shape[0]):
+        cost[i] = _ivf_query(
+            queries[i],
+            centroid_block,
+            blocks,
+            offsets,
+            ids,
+            out_ids[i],
+            out_scores[i],
+            np.empty(longest, np.float64),
+            np.empty(probes, np.int64),
+            np.empty(probes, np.float32),
+        )
+
+
+ivf_scan = njit(cache=True, nogil=True)(_ivf_scan)
+ivf_scan_parallel = njit(cache=True, nogil=True, parallel=True)(_ivf_scan)
+
+
+@njit(cache=True, nogil=True)
+def _ivf_query(
+    q, centroid_block, blocks, offsets, ids, top_ids, top, sums, nearest, nearest_scores
+):
+    """One query: scored against all L centroids, its best lists (as many as
+    ``nearest`` holds; ties to the lower list) scanned, each vector offered to the top
+    list (``top_ids``, ``top``; places left empty get id -1 and score -inf). Returns
+    the dot products it cost."""
+    lists, probes, k = offsets.shape[0] - 1, nearest.shape[0], top.shape[0]
+    top_ids[:] = -1
+    top[:] = -np.inf
+    block_scores(q, centroid_block, 0, lists, sums)
+    found = 0
+    for l in range(lists):
+        score = np.float32(sums[l])
+        if found < probes or score >= nearest_scores[probes - 1]:
+            found = offer(nearest, nearest_scores, found, l, score)
+    filled, cost = 0, lists
+    for p in range(probes):
+        a, b = offsets[nearest[p]], offsets[nearest[p] + 1]
+        cost += b - a
+        block_scores(q, blocks, a, b, sums)
+        for t in range(b - a):
+            score = np.float32(sums[t])
+            if filled < k or score >= top[k - 1]:
+                filled = offer(top_ids, top, filled, ids[a + t], score)
+    return cost
+
+
+@njit(cache=True, nogil=True)
+def block_scores(q, blocks, a, b, sums):
+    """sums[t] = q . (vector a + t), for t < b - a, in float64, from the r x (b - a)
+    block of ``blocks`` that holds vectors a to b - 1 coordinate by coordinate.
+
+    The loop goes coordinate by coordinate, each step adding one product to every
+    vector's sum: the inner loop reads consecutive memory and the CPU does several
+    vectors at once, while each vector's sum still adds its products in coordinate
+    order, as :func:`dot` does (a float64 product of float32 numbers is exact, so the
+    two agree to the bit).
+    """
+    r, size = q.shape[0], b - a
+    block = blocks[r * a : r * b].reshape(r, size)
+    sums[:size] = 0.0
+    for j in range(r):
+        qj = np.float64(q[j])
+        coordinate = block[j]
+        for t in range(size):
+            sums[t] += qj * coordinate[t]
