@@ -22,6 +22,7 @@ __all__ = [
     "dot",
     "offer",
     "select_rows",
+    "select_rows_parallel",
     "ivf_scan",
     "ivf_scan_parallel",
     "block_scores",
@@ -91,39 +92,110 @@ def offer(best_ids, best_scores, filled, i, score):
     return filled
 
 
+_SHARES = 64  # the parts a batch is cut into, for the threads to take in turn
+
+
 @njit(cache=True, nogil=True)
 def select_rows(proposed, ids, positions, queries, vectors, slack, out_ids, out_scores):
-    """The top k of each row of ``proposed`` (candidates ``ids``), rescored by
-    :func:`dot`, into ``out_ids`` and ``out_scores`` (k columns).
+    """The top k of each row of ``proposed`` (candidates ``ids``), rescored the one way
+    (see :func:`dot`), into ``out_ids`` and ``out_scores`` (k columns).
 
     ``proposed`` comes from a matrix product, whose float32 scores may disagree with
-    :func:`dot`'s. A first pass finds each row's k-th best proposed score; every entry
-    within ``slack`` of it may belong to the true top k, and only those are scored
-    again (column c of row i is query i against row ``positions[c]`` of
-    ``vectors``) and offered to the top list.
+    the rescoring by up to ``slack``. Column c of row i is query i against row
+    ``positions[c]`` of ``vectors``. Places left empty get id -1 and score -inf.
     """
-    m, n = proposed.shape
-    k = out_ids.shape[1]
-    rough_ids = np.empty(k, np.int64)
-    rough = np.empty(k, np.float32)
-    for i in range(m):
-        row, q, top_ids, top = proposed[i], queries[i], out_ids[i], out_scores[i]
-        top_ids[:] = -1
-        top[:] = -np.inf
-        filled = 0
-        for c in range(n):
-            if filled < k or row[c] >= rough[k - 1]:
-                filled = offer(rough_ids, rough, filled, c, row[c])
-        limit = -np.inf if filled < k else np.float64(rough[k - 1]) - slack
-        filled = 0
-        for c in range(n):
+    for i in range(proposed.shape[0]):
+        _select_row(
+            proposed[i],
+            ids,
+            positions,
+            queries[i],
+            vectors,
+            slack,
+            out_ids[i],
+            out_scores[i],
+        )
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def select_rows_parallel(
+    proposed, ids, positions, queries, vectors, slack, out_ids, out_scores
+):
+    """:func:`select_rows`, with the rows shared among the CPU's threads."""
+    for i in prange(proposed.shape[0]):
+        _select_row(
+            proposed[i],
+            ids,
+            positions,
+            queries[i],
+            vectors,
+            slack,
+            out_ids[i],
+            out_scores[i],
+        )
+
+
+@njit(cache=True, nogil=True)
+def _select_row(row, ids, positions, q, vectors, slack, top_ids, top):
+    """One row. A first pass finds the k-th best proposed score; every entry within
+    ``slack`` of it may belong to the true top k, and only those are scored again,
+    four at a time (:func:`_dot4`), and offered to the top list."""
+    k = top.shape[0]
+    # the k-th best proposed score: the best k scores seen so far, kept sorted in
+    # ``top`` (scores alone, so no call to offer: ties need no order here)
+    top[:] = -np.inf
+    for c in range(row.shape[0]):
+        score = row[c]
+        if score > top[k - 1]:
+            place = k - 1
+            while place > 0 and top[place - 1] < score:
+                top[place] = top[place - 1]
+                place -= 1
+            top[place] = score
+    limit = np.float64(top[k - 1]) - slack  # -inf while fewer than k entries
+    top_ids[:] = -1
+    top[:] = -np.inf
+    filled, c = 0, 0
+    picked = np.empty(4, np.int64)
+    while c < row.shape[0]:
+        count = 0  # the next (up to) four candidates
+        while c < row.shape[0] and count < 4:
             if row[c] >= limit:
-                score = dot(q, vectors[positions[c]])
-                if filled < k or score >= top[k - 1]:
-                    filled = offer(top_ids, top, filled, ids[c], score)
+                picked[count] = c
+                count += 1
+            c += 1
+        if count == 0:
+            break
+        last = count - 1  # a group short of four repeats its last candidate
+        scores = _dot4(
+            q,
+            vectors[positions[picked[0]]],
+            vectors[positions[picked[min(1, last)]]],
+            vectors[positions[picked[min(2, last)]]],
+            vectors[positions[picked[min(3, last)]]],
+        )
+        for t in range(count):
+            if filled < k or scores[t] >= top[k - 1]:
+                filled = offer(top_ids, top, filled, ids[picked[t]], scores[t])
 
 
-def _ivf_scan(
+@njit(cache=True, nogil=True)
+def _dot4(q, a, b, c, d):
+    """:func:`dot` of ``q`` with four vectors at once: four sums, each adding its
+    products in coordinate order as :func:`dot` does, so the results are dot's to the
+    bit, while the CPU overlaps the four chains of additions."""
+    sa = sb = sc = sd = 0.0
+    for j in range(q.shape[0]):
+        qj = np.float64(q[j])
+        sa += qj * np.float64(a[j])
+        sb += qj * np.float64(b[j])
+        sc += qj * np.float64(c[j])
+        sd += qj * np.float64(d[j])
+    return np.float32(sa), np.float32(sb), np.float32(sc), np.float32(sd)
+
+
+@njit(cache=True, nogil=True)
+def ivf_scan(
     queries, centroid_block, blocks, offsets, ids, probes, out_ids, out_scores, cost
 ):
     """Inverted-file search of each query (row) of ``queries``.
@@ -132,14 +204,72 @@ def _ivf_scan(
     list l, the vectors offsets[l] to offsets[l + 1] - 1, is an r x (its size) matrix
     at entries r offsets[l] to r offsets[l + 1] of the flat array ``blocks``; the L
     centroids are one such r x L block. Query i's top k go into ``out_ids[i]`` and
-    ``out_scores[i]`` and the dot products it cost into ``cost[i]``. The queries are
-    independent, so ``ivf_scan_parallel`` shares them among the CPU's threads.
+    ``out_scores[i]`` and the dot products it cost into ``cost[i]``.
     """
-    lists = offsets.shape[0] - 1
+    m = queries.shape[0]
+    for share in range(min(m, _SHARES)):
+        _scan_share(
+            queries,
+            centroid_block,
+            blocks,
+            offsets,
+            ids,
+            probes,
+            out_ids,
+            out_scores,
+            cost,
+            share,
+            min(m, _SHARES),
+        )
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def ivf_scan_parallel(
+    queries, centroid_block, blocks, offsets, ids, probes, out_ids, out_scores, cost
+):
+    """:func:`ivf_scan`, with the shares of the batch taken by the CPU's threads (the
+    queries are independent)."""
+    m = queries.shape[0]
+    for share in prange(min(m, _SHARES)):
+        _scan_share(
+            queries,
+            centroid_block,
+            blocks,
+            offsets,
+            ids,
+            probes,
+            out_ids,
+            out_scores,
+            cost,
+            share,
+            min(m, _SHARES),
+        )
+
+
+@njit(cache=True, nogil=True)
+def _scan_share(
+    queries,
+    centroid_block,
+    blocks,
+    offsets,
+    ids,
+    probes,
+    out_ids,
+    out_scores,
+    cost,
+    share,
+    shares,
+):
+    """The queries of one share of ``shares`` (a consecutive run of rows), with their
+    own scratch arrays."""
+    m, lists = queries.shape[0], offsets.shape[0] - 1
     longest = lists
     for l in range(lists):
         longest = max(longest, offsets[l + 1] - offsets[l])
-    for i in prange(queries.shape[0]):
+    sums = np.empty(longest, np.float64)
+    nearest = np.empty(probes, np.int64)
+    nearest_scores = np.empty(probes, np.float32)
+    for i in range(share * m // shares, (share + 1) * m // shares):
         cost[i] = _ivf_query(
             queries[i],
             centroid_block,
@@ -148,14 +278,10 @@ def _ivf_scan(
             ids,
             out_ids[i],
             out_scores[i],
-            np.empty(longest, np.float64),
-            np.empty(probes, np.int64),
-            np.empty(probes, np.float32),
+            sums,
+            nearest,
+            nearest_scores,
         )
-
-
-ivf_scan = njit(cache=True, nogil=True)(_ivf_scan)
-ivf_scan_parallel = njit(cache=True, nogil=True, parallel=True)(_ivf_scan)
 
 
 @njit(cache=True, nogil=True)

@@ -25,7 +25,13 @@ from threadpoolctl import ThreadpoolController
 
 from . import validate
 from .ranking import _candidates
-from .vector_kernels import ivf_scan, ivf_scan_parallel, select_rows, unit_rows_into
+from .vector_kernels import (
+    ivf_scan,
+    ivf_scan_parallel,
+    select_rows,
+    select_rows_parallel,
+    unit_rows_into,
+)
 
 __all__ = [
     "cosine",
@@ -170,6 +176,11 @@ def _slack(dimension: int) -> float:
     return 4 * r * _EPSILON32 / (1 - r * _EPSILON32) + 2 * _EPSILON32
 
 
+# the fewest queries that the kernels share among the CPU's threads; a few queries would
+# wait longer for the threads than they save
+_SHARED_BATCH = 32
+
+
 def _top_rows(
     proposed: np.ndarray,
     ids: np.ndarray,
@@ -196,7 +207,8 @@ def _top_rows(
     if positions is None:
         positions = np.arange(proposed.shape[1])
     slack = _slack(queries.shape[1])
-    select_rows(proposed, ids, positions, queries, vectors, slack, out_ids, out_scores)
+    select = select_rows_parallel if m >= _SHARED_BATCH else select_rows
+    select(proposed, ids, positions, queries, vectors, slack, out_ids, out_scores)
     return out_ids, out_scores
 
 
@@ -397,9 +409,6 @@ def optimal_lists(n, probes):
     return float(best) if best.ndim == 0 else best
 
 
-_SHARED_BATCH = 32  # the fewest queries that ivf_scan_parallel shares among threads
-
-
 class IVFIndex:
     """An inverted-file index: spherical k-means lists, and a search that scans only the
     p nearest lists.
@@ -467,8 +476,6 @@ class IVFIndex:
         ids = np.empty((m, k), dtype=np.int64)
         scores = np.empty((m, k), dtype=np.float32)
         cost = np.empty(m, dtype=np.int64)
-        # a batch shares its queries among the CPU's threads; a few queries would wait
-        # longer for the threads than they save
         scan = ivf_scan_parallel if m >= _SHARED_BATCH else ivf_scan
         scan(
             q,

@@ -14,6 +14,7 @@ from ragbook.vector_kernels import (
     ivf_scan_parallel,
     offer,
     select_rows,
+    select_rows_parallel,
     unit_rows_into,
 )
 from ragbook.vectors import IVFIndex, _slack
@@ -68,7 +69,8 @@ def test_offer_with_fewer_candidates_than_places():
     assert filled == 3 and ids.tolist() == [9, 2, 5, -1]
 
 
-def test_select_rows_recovers_the_exact_top_k_from_perturbed_proposals():
+@pytest.mark.parametrize("select", [select_rows, select_rows_parallel])
+def test_select_rows_recovers_the_exact_top_k_from_perturbed_proposals(select):
     rng = np.random.default_rng(2)
     r, n, m, k = 32, 400, 20, 7
     x = unit32(rng, n, r)
@@ -82,7 +84,7 @@ def test_select_rows_recovers_the_exact_top_k_from_perturbed_proposals():
         np.float32
     )
     ids, scores = np.empty((m, k), np.int64), np.empty((m, k), np.float32)
-    select_rows(proposed, np.arange(n), np.arange(n), q, x, slack, ids, scores)
+    select(proposed, np.arange(n), np.arange(n), q, x, slack, ids, scores)
     for i in range(m):
         exact = [exact_score(q[i], v) for v in x]
         expected = sorted(range(n), key=lambda j: (-exact[j], j))[:k]
