@@ -196,9 +196,13 @@ def machine() -> int:
         f"faiss.omp_set_num_threads({threads}) -> omp_get_max_threads() = "
         f"{faiss.omp_get_max_threads()}"
     )
+    import numba
+
     print(
-        "ragbook's IVFIndex.search_batch is one compiled loop (Numba) over the "
-        "queries, shared among the threads"
+        "ragbook's IVFIndex.search_batch is one compiled loop (Numba "
+        f"{numba.__version__}, {numba.get_num_threads()} threads, "
+        f"{numba.config.THREADING_LAYER} threading layer) over the queries, shared "
+        "among the threads"
     )
     print(
         "for a batch; faiss parallelises its IVF search over queries with OpenMP "
@@ -1021,7 +1025,7 @@ def main(argv=None) -> None:
         "vectors",
         argv,
         {"figure": args.figure, "quick": args.quick},
-        ("numpy", "faiss-cpu", "threadpoolctl", "ragbook"),
+        ("numpy", "numba", "faiss-cpu", "threadpoolctl", "ragbook"),
     )
     run["notes"] += args.note
     started, cpu_start = time.perf_counter(), cpu_seconds()

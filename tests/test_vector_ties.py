@@ -79,9 +79,8 @@ def test_k_cutting_through_a_group_keeps_the_lowest_ids(k):
 @pytest.mark.parametrize("k", [3, 10, 40, 600])
 def test_interleaved_duplicates_in_a_large_index(k):
     # 100 distinct vectors, 40 copies each, copy j of vector g at row j * 100 + g: the
-    # copies of a vector fall into different groups of _top_rows (64 entries a group
-    # for k = 3 and 10, 25 for k = 40), and k = 600 leaves too few entries a group, so
-    # the row is partitioned outright
+    # copies of a vector lie far apart in the row, and k = 3, 10, 40 and 600 cut
+    # through a run of copies at different places
     base, group_of, x, rng = repeated(100, 40, 32, seed=2, interleave=True)
     queries = rng.standard_normal((12, 32))
     index = ExactIndex(x)
