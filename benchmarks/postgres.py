@@ -111,7 +111,8 @@ def vector_section(n: int, n_queries: int, results: dict) -> None:
     from ragbook.pgserver import LocalCluster
     from ragbook.pgshards import ShardedStore
     from ragbook.pgstore import PostgresStore
-    from ragbook.vectors import ExactIndex, IVFIndex
+    from ragbook.ivf import IVFIndex
+    from ragbook.vectors import ExactIndex
     import datetime
 
     heading(

@@ -72,7 +72,8 @@ import numpy as np  # noqa: E402
 
 import faiss  # noqa: E402
 
-from ragbook.vectors import ExactIndex, IVFIndex, unit_rows  # noqa: E402
+from ragbook.ivf import IVFIndex  # noqa: E402
+from ragbook.vectors import ExactIndex, unit_rows  # noqa: E402
 
 DIMENSIONS = 64
 QUERIES = 1_000

@@ -15,7 +15,8 @@ One module per idea; each docstring names the chapter that derives it.
   :mod:`ragbook.ranking`: sparse retrieval.
 - :mod:`ragbook.lsa`, :mod:`ragbook.embedder`, :mod:`ragbook.dense`: dense retrieval
   (LSA, MiniLM).
-- :mod:`ragbook.vectors`: exact and IVF vector search.
+- :mod:`ragbook.vectors`, :mod:`ragbook.ivf`, :mod:`ragbook.vector_kernels`: exact and
+  IVF vector search, and their compiled loops.
 - :mod:`ragbook.fusion`: reciprocal rank fusion, score fusion, hybrid retrieval,
   reranking.
 - :mod:`ragbook.metrics`: recall, precision, reciprocal rank, nDCG, bootstrap intervals,

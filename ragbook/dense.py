@@ -16,7 +16,8 @@ from . import validate
 from .embedder import encode_queries, encode_texts
 from .retrieval import Hit, as_hits
 from .text import tokenize
-from .vectors import ExactIndex, IVFIndex
+from .ivf import IVFIndex
+from .vectors import ExactIndex
 
 __all__ = ["Encoder", "DenseRetriever"]
 

@@ -41,15 +41,8 @@ from ragbook.ranking import top_k
 from ragbook.sampling import softmax
 from ragbook.text import STOPWORDS, Analyzer
 from ragbook.tfidf import TfIdf, smoothed_idf
-from ragbook.vectors import (
-    ExactIndex,
-    IVFIndex,
-    cosine,
-    ivf_cost,
-    optimal_lists,
-    spherical_kmeans,
-    unit_rows,
-)
+from ragbook.ivf import IVFIndex, ivf_cost, optimal_lists, spherical_kmeans
+from ragbook.vectors import ExactIndex, cosine, unit_rows
 
 TEXTS = [
     "Mars has two small moons, Phobos and Deimos.",

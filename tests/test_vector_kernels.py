@@ -17,7 +17,8 @@ from ragbook.vector_kernels import (
     select_rows_parallel,
     unit_rows_into,
 )
-from ragbook.vectors import IVFIndex, _slack
+from ragbook.ivf import IVFIndex
+from ragbook.vectors import _slack
 
 
 def exact_score(q, v):

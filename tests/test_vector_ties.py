@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ragbook.vectors import ExactIndex, IVFIndex
+from ragbook.ivf import IVFIndex
+from ragbook.vectors import ExactIndex
 
 
 def expected_ids(

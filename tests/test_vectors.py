@@ -6,15 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from ragbook.vectors import (
-    ExactIndex,
-    IVFIndex,
-    cosine,
-    ivf_cost,
-    optimal_lists,
-    spherical_kmeans,
-    unit_rows,
-)
+from ragbook.ivf import IVFIndex, ivf_cost, optimal_lists, spherical_kmeans
+from ragbook.vectors import ExactIndex, cosine, unit_rows
 
 
 def clustered(n, d, centres, seed):
@@ -153,3 +146,13 @@ def test_ivf_recall_close_to_faiss():
             mine[probes],
             theirs[probes],
         )
+
+
+def test_the_ivf_names_still_import_from_ragbook_vectors():
+    import ragbook.ivf
+    import ragbook.vectors
+
+    for name in ("IVFIndex", "ivf_cost", "optimal_lists", "spherical_kmeans"):
+        assert getattr(ragbook.vectors, name) is getattr(ragbook.ivf, name)
+    with pytest.raises(AttributeError, match="no attribute 'IVF'"):
+        ragbook.vectors.IVF
