@@ -208,9 +208,10 @@ class IVFIndex:
         np.cumsum(self.list_sizes, out=self.offsets[1:])
         stored = x[self.order]
         bounds = self.offsets.tolist()
-        self.blocks = np.concatenate(
-            [stored[a:b].T.ravel() for a, b in zip(bounds, bounds[1:])]
-        )
+        r = self.dimension
+        self.blocks = np.empty(r * self.n, dtype=stored.dtype)
+        for a, b in zip(bounds, bounds[1:]):
+            self.blocks[r * a : r * b].reshape(r, b - a)[:] = stored[a:b].T
         self.centroid_block = np.ascontiguousarray(self.centroids.T).ravel()
 
     def search_batch(
