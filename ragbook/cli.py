@@ -16,11 +16,10 @@ recall against k.
 
 The defaults are the configuration chapter 14 measures best on its dev questions:
 hybrid retrieval (BM25 fused with MiniLM), on the bundled corpus the astronomy
-glossary, and the combined reader (the 1.5B model reads and the source sentence that
-says what it said answers; when the model refuses, the semantic reader answers; an
-answer about another subject than the question's is refused, and so is one whose
-sentence is further in meaning from the question than the semantic reader's abstention
-threshold, ``--abstain-below``). Where the language model
+glossary, and the combined reader (the 1.5B model reads, after two worked examples, and
+the source sentence that says what it said answers; when the model refuses, the
+semantic reader answers; an answer about another subject than the question's is
+refused). Where the language model
 cannot run, the default reader is the best without one, semantic, and the output says
 so. (The readers ``--reader llm`` and ``--reader quote``, measured below both there,
 use BM25 by default, the retrieval they were measured with.) The MiniLM vectors of the
@@ -114,10 +113,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="semantic (MiniLM cosine), lexical (idf coverage), llm (a local "
         "language model answers), quote (the model reads, the source sentence "
-        "that says what it said answers) or combined (quote, with the semantic "
-        "reader when the model refuses, a check that the answer is about the "
-        "question's subject and one that its sentence is close in meaning to the "
-        "question); default: combined when the language model is "
+        "that says what it said answers) or combined (quote, after two worked "
+        "examples, with the semantic reader when the model refuses and a check "
+        "that the answer is about the question's subject); default: combined when "
+        "the language model is "
         "installed, else semantic",
     )
     parser.add_argument(
@@ -157,8 +156,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="the reader abstains when its best sentence scores below this: coverage "
         "for the "
         f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the "
-        "semantic and combined ones, where the combined reader refuses any answer "
-        f"further from the question (default {SEMANTIC_ABSTAIN_BELOW})",
+        f"semantic one and the semantic half of the combined one (default "
+        f"{SEMANTIC_ABSTAIN_BELOW})",
     )
     parser.add_argument(
         "--no-cache",

@@ -36,7 +36,7 @@ import numpy as np
 from . import validate
 from .embedder import encode_queries
 from .generators import ABSTAIN, is_refusal
-from .prompts import Prompt
+from .prompts import Prompt, build_prompt
 from .text import analyze, split_sentences
 from .verification import CITATION, citations, numbers_in
 
@@ -48,6 +48,7 @@ __all__ = [
     "ExtractiveGenerator",
     "SemanticExtractiveGenerator",
     "ModelQuoteReader",
+    "WORKED_EXAMPLES",
     "FallbackReader",
     "SubjectCheck",
     "RelevanceCheck",
@@ -276,6 +277,52 @@ class SemanticExtractiveGenerator(SentenceReader):
         return sorted(
             scored, key=lambda s: -s.coverage
         )  # stable: ties keep their order
+
+
+# Two worked examples for a model that reads (chapter 14): earlier turns of the
+# conversation in which a question was answered the right way. One answers in a few
+# words with its citation; one refuses because its sources give the asked-for fact about
+# a neighbouring subject. Both are about a comet and an asteroid outside the corpus, so
+# they show the form of an answer and give away no fact a question asks for.
+WORKED_EXAMPLES = (
+    (
+        build_prompt(
+            "How many years pass between visits of Halley's Comet?",
+            [
+                (
+                    "Halley's Comet, History",
+                    "Edmond Halley predicted in 1705 that the comet seen in 1682 would "
+                    "return in 1758, and it did.",
+                ),
+                (
+                    "Halley's Comet, Orbit",
+                    "The comet swings back to the inner Solar System every 75 to 79 "
+                    "years. It last passed closest to the Sun in 1986.",
+                ),
+            ],
+        ),
+        "Every 75 to 79 years [2].",
+    ),
+    (
+        build_prompt(
+            "How wide is the asteroid Vesta?",
+            [
+                (
+                    "Halley's Comet, Nucleus",
+                    "The nucleus of Halley's Comet is about 15 kilometres long and "
+                    "8 kilometres wide.",
+                ),
+                (
+                    "Halley's Comet, Orbit",
+                    "The comet swings back to the inner Solar System every 75 to 79 "
+                    "years. It last passed closest to the Sun in 1986.",
+                ),
+            ],
+        ),
+        "The sources do not contain the answer: source [1] gives the size of Halley's "
+        "Comet, not of Vesta.",
+    ),
+)
 
 
 class ModelQuoteReader(SentenceReader):

@@ -279,7 +279,7 @@ def test_the_default_reader_is_combined_where_the_model_runs_and_named_when_not(
 
 
 def test_the_combined_reader_is_built_from_its_parts(tmp_path):
-    from ragbook.readers import FallbackReader, RelevanceCheck, SubjectCheck
+    from ragbook.readers import WORKED_EXAMPLES, FallbackReader, SubjectCheck
 
     documents = [
         "# Vega\n\nVega is a bright star in Lyra.\n",
@@ -287,11 +287,11 @@ def test_the_combined_reader_is_built_from_its_parts(tmp_path):
     ]
     pipeline = RAGPipeline(reader="combined", retriever="bm25")
     pipeline.index(documents, names=["vega", "altair"])
-    gate = pipeline._generate
-    assert isinstance(gate, RelevanceCheck)
-    assert gate.refuse_below == SEMANTIC_ABSTAIN_BELOW == gate.judge.abstain_below
-    reader = gate.reader
+    reader = pipeline._generate
     assert isinstance(reader, FallbackReader)
+    assert reader.second.reader.abstain_below == SEMANTIC_ABSTAIN_BELOW
+    model = reader.first.reader.generator
+    assert len(model.examples) == len(WORKED_EXAMPLES) == 2
     assert isinstance(reader.first, SubjectCheck) and isinstance(
         reader.second, SubjectCheck
     )
