@@ -21,8 +21,8 @@ benchmarks/results/postgres.json (harness.py's conventions).
    c. the collection hash-partitioned over two shard servers through
       postgres_fdw: load, per-shard HNSW builds, merged top-10 latency
       and recall; and a streaming replica's replay lag after a write.
-2. The bundled corpus's sentence chunks with MiniLM vectors: labelled
-   recall@10 of PostgreSQL's HNSW at ef_search 1000 against ragbook's
+2. The bundled corpus's sentence chunks with MiniLM vectors: recall@10 on
+   the labelled dev questions of PostgreSQL's HNSW at ef_search 1000 against ragbook's
    exact search (they should be equal), and PostgreSQL's full-text
    ranking ts_rank_cd (all terms / any term) against ragbook's BM25.
 
@@ -380,7 +380,7 @@ def labelled_section(results: dict) -> None:
     heading("2. the bundled corpus: labelled recall@10")
     documents = load_corpus()
     chunks = make_chunks(documents, "sentences", 100)
-    questions = load_questions(documents)
+    questions = load_questions(documents, split="dev")
     encoder = CachedEncoder(load_minilm())
     texts = [c.indexed_text for c in chunks]
     dense = DenseRetriever(encoder, texts)
@@ -407,7 +407,7 @@ def labelled_section(results: dict) -> None:
     table(
         ["system", "recall@1", "recall@5", "recall@10"],
         rows,
-        f"{len(chunks)} chunks, {len(questions)} labelled questions",
+        f"{len(chunks)} chunks, {len(questions)} labelled dev questions",
     )
     results["labelled"] = section
 
