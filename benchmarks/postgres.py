@@ -21,10 +21,11 @@ benchmarks/results/postgres.json (harness.py's conventions).
    c. the collection hash-partitioned over two shard servers through
       postgres_fdw: load, per-shard HNSW builds, merged top-10 latency
       and recall; and a streaming replica's replay lag after a write.
-2. The bundled corpus's sentence chunks with MiniLM vectors: recall@10 on
-   the labelled dev questions of PostgreSQL's HNSW at ef_search 1000 against ragbook's
-   exact search (they should be equal), and PostgreSQL's full-text
-   ranking ts_rank_cd (all terms / any term) against ragbook's BM25.
+2. The bundled corpus's sentence chunks with MiniLM vectors, queried with
+   the labelled dev questions: recall@10 of PostgreSQL's HNSW at ef_search
+   1000 against ragbook's exact search (they should be equal), and
+   PostgreSQL's full-text ranking ts_rank_cd (all terms / any term)
+   against ragbook's BM25.
 
 --quick uses 20,000 vectors and 100 queries, for a smoke run.
 """

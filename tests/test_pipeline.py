@@ -291,7 +291,10 @@ def test_the_combined_reader_is_built_from_its_parts(tmp_path):
     assert isinstance(reader, FallbackReader)
     assert reader.second.reader.abstain_below == SEMANTIC_ABSTAIN_BELOW
     model = reader.first.reader.generator
+    # the model reads after the two worked examples, each its question and its answer
     assert len(model.examples) == len(WORKED_EXAMPLES) == 2
+    for (shown, answer), (prompt, expected) in zip(model.examples, WORKED_EXAMPLES):
+        assert prompt.question in shown and answer == expected
     assert isinstance(reader.first, SubjectCheck) and isinstance(
         reader.second, SubjectCheck
     )
