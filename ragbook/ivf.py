@@ -23,6 +23,7 @@ from .vectors import (
     SearchResult,
     _one_blas_thread,
     _queries,
+    _slack,
     _unit,
     unit_rows,
 )
@@ -199,19 +200,14 @@ class IVFIndex:
             x, lists, iterations, seed, sample
         )
         self.lists = lists
-        # the vectors list by list (order maps a place back to its id), and each list
-        # coordinate by coordinate: list l is the r x (its size) block at entries
-        # r offsets[l] to r offsets[l + 1] of one flat array, read in place by the scan
+        # the vectors list by list, one per row: list l is rows offsets[l] to
+        # offsets[l + 1] - 1 (order maps a row back to its id); the centroids
+        # coordinate by coordinate, as one r x L block (see block_scores)
         self.order = np.argsort(assignment, kind="stable")
         self.list_sizes = np.bincount(assignment, minlength=lists)
         self.offsets = np.zeros(lists + 1, dtype=np.int64)
         np.cumsum(self.list_sizes, out=self.offsets[1:])
-        stored = x[self.order]
-        bounds = self.offsets.tolist()
-        r = self.dimension
-        self.blocks = np.empty(r * self.n, dtype=stored.dtype)
-        for a, b in zip(bounds, bounds[1:]):
-            self.blocks[r * a : r * b].reshape(r, b - a)[:] = stored[a:b].T
+        self.rows = x[self.order]
         self.centroid_block = np.ascontiguousarray(self.centroids.T).ravel()
 
     def search_batch(
@@ -242,10 +238,11 @@ class IVFIndex:
         scan(
             q,
             self.centroid_block,
-            self.blocks,
+            self.rows,
             self.offsets,
             self.order,
             probes,
+            _slack(self.dimension),
             ids,
             scores,
             cost,
@@ -255,7 +252,7 @@ class IVFIndex:
     @property
     def nbytes(self) -> int:
         return (
-            self.blocks.nbytes
+            self.rows.nbytes
             + self.centroids.nbytes
             + self.centroid_block.nbytes
             + self.order.nbytes

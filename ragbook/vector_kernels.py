@@ -22,10 +22,10 @@ __all__ = [
     "dot",
     "offer",
     "select_rows",
-    "select_rows_parallel",
     "ivf_scan",
     "ivf_scan_parallel",
     "block_scores",
+    "proposals",
 ]
 
 
@@ -96,37 +96,20 @@ _SHARES = 64  # the parts a batch is cut into, for the threads to take in turn
 
 
 @njit(cache=True, nogil=True)
-def select_rows(proposed, ids, positions, queries, vectors, slack, out_ids, out_scores):
-    """The top k of each row of ``proposed`` (candidates ``ids``), rescored the one way
-    (see :func:`dot`), into ``out_ids`` and ``out_scores`` (k columns).
+def select_rows(proposed, positions, ids, queries, vectors, slack, out_ids, out_scores):
+    """The top k of each row of ``proposed``, rescored the one way (see :func:`dot`),
+    into ``out_ids`` and ``out_scores`` (k columns).
 
-    ``proposed`` comes from a matrix product, whose float32 scores may disagree with
-    the rescoring by up to ``slack``. Column c of row i is query i against row
-    ``positions[c]`` of ``vectors``. Places left empty get id -1 and score -inf.
+    ``proposed`` holds float32 scores that may disagree with the rescoring by up to
+    ``slack``. Column c of row i is query i against row ``positions[c]`` of
+    ``vectors``, whose id is ``ids[positions[c]]``. Places left empty get id -1 and
+    score -inf.
     """
     for i in range(proposed.shape[0]):
         _select_row(
             proposed[i],
-            ids,
             positions,
-            queries[i],
-            vectors,
-            slack,
-            out_ids[i],
-            out_scores[i],
-        )
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def select_rows_parallel(
-    proposed, ids, positions, queries, vectors, slack, out_ids, out_scores
-):
-    """:func:`select_rows`, with the rows shared among the CPU's threads."""
-    for i in prange(proposed.shape[0]):
-        _select_row(
-            proposed[i],
             ids,
-            positions,
             queries[i],
             vectors,
             slack,
@@ -136,32 +119,34 @@ def select_rows_parallel(
 
 
 @njit(cache=True, nogil=True)
-def _select_row(row, ids, positions, q, vectors, slack, top_ids, top):
+def _select_row(row, positions, ids, q, vectors, slack, top_ids, top):
     """One row. A first pass finds the k-th best proposed score; every entry within
     ``slack`` of it may belong to the true top k, and only those are scored again,
     four at a time (:func:`_dot4`), and offered to the top list."""
     k = top.shape[0]
     # the k-th best proposed score: the best k scores seen so far, kept sorted in
-    # ``top`` (scores alone, so no call to offer: ties need no order here)
+    # ``top`` (scores alone, so no call to offer: ties need no order here). A score
+    # that beats the k-th goes in without a branch per place: place p keeps its score,
+    # takes the newcomer, or takes the score above it, whichever lies between.
     top[:] = -np.inf
+    kth = top[k - 1]
     for c in range(row.shape[0]):
         score = row[c]
-        if score > top[k - 1]:
-            place = k - 1
-            while place > 0 and top[place - 1] < score:
-                top[place] = top[place - 1]
-                place -= 1
-            top[place] = score
-    limit = np.float64(top[k - 1]) - slack  # -inf while fewer than k entries
+        if score > kth:
+            for p in range(k - 1, 0, -1):
+                top[p] = max(top[p], min(top[p - 1], score))
+            top[0] = max(top[0], score)
+            kth = top[k - 1]
+    limit = np.float64(kth) - slack  # -inf while fewer than k entries
     top_ids[:] = -1
     top[:] = -np.inf
     filled, c = 0, 0
     picked = np.empty(4, np.int64)
     while c < row.shape[0]:
-        count = 0  # the next (up to) four candidates
+        count = 0  # the rows of the next (up to) four candidates
         while c < row.shape[0] and count < 4:
             if row[c] >= limit:
-                picked[count] = c
+                picked[count] = positions[c]
                 count += 1
             c += 1
         if count == 0:
@@ -169,10 +154,10 @@ def _select_row(row, ids, positions, q, vectors, slack, top_ids, top):
         last = count - 1  # a group short of four repeats its last candidate
         scores = _dot4(
             q,
-            vectors[positions[picked[0]]],
-            vectors[positions[picked[min(1, last)]]],
-            vectors[positions[picked[min(2, last)]]],
-            vectors[positions[picked[min(3, last)]]],
+            vectors[picked[0]],
+            vectors[picked[min(1, last)]],
+            vectors[picked[min(2, last)]],
+            vectors[picked[min(3, last)]],
         )
         for t in range(count):
             if filled < k or scores[t] >= top[k - 1]:
@@ -196,25 +181,36 @@ def _dot4(q, a, b, c, d):
 
 @njit(cache=True, nogil=True)
 def ivf_scan(
-    queries, centroid_block, blocks, offsets, ids, probes, out_ids, out_scores, cost
+    queries,
+    centroid_block,
+    rows,
+    offsets,
+    ids,
+    probes,
+    slack,
+    out_ids,
+    out_scores,
+    cost,
 ):
     """Inverted-file search of each query (row) of ``queries``.
 
-    The vectors are stored list by list, and within a list coordinate by coordinate:
-    list l, the vectors offsets[l] to offsets[l + 1] - 1, is an r x (its size) matrix
-    at entries r offsets[l] to r offsets[l + 1] of the flat array ``blocks``; the L
-    centroids are one such r x L block. Query i's top k go into ``out_ids[i]`` and
-    ``out_scores[i]`` and the dot products it cost into ``cost[i]``.
+    The vectors are stored list by list: list l is rows offsets[l] to offsets[l + 1] -
+    1 of ``rows``, and the vector in row t has id ``ids[t]``. The L centroids are one
+    r x L block, coordinate by coordinate (``centroid_block``, see
+    :func:`block_scores`). Query i's top k go into ``out_ids[i]`` and
+    ``out_scores[i]`` and the dot products it cost into ``cost[i]``; ``slack`` bounds
+    how far a float32 sum can be from the one way (:func:`ragbook.vectors._slack`).
     """
     m = queries.shape[0]
     for share in range(min(m, _SHARES)):
         _scan_share(
             queries,
             centroid_block,
-            blocks,
+            rows,
             offsets,
             ids,
             probes,
+            slack,
             out_ids,
             out_scores,
             cost,
@@ -225,7 +221,16 @@ def ivf_scan(
 
 @njit(cache=True, nogil=True, parallel=True)
 def ivf_scan_parallel(
-    queries, centroid_block, blocks, offsets, ids, probes, out_ids, out_scores, cost
+    queries,
+    centroid_block,
+    rows,
+    offsets,
+    ids,
+    probes,
+    slack,
+    out_ids,
+    out_scores,
+    cost,
 ):
     """:func:`ivf_scan`, with the shares of the batch taken by the CPU's threads (the
     queries are independent)."""
@@ -234,10 +239,11 @@ def ivf_scan_parallel(
         _scan_share(
             queries,
             centroid_block,
-            blocks,
+            rows,
             offsets,
             ids,
             probes,
+            slack,
             out_ids,
             out_scores,
             cost,
@@ -250,10 +256,11 @@ def ivf_scan_parallel(
 def _scan_share(
     queries,
     centroid_block,
-    blocks,
+    rows,
     offsets,
     ids,
     probes,
+    slack,
     out_ids,
     out_scores,
     cost,
@@ -263,22 +270,28 @@ def _scan_share(
     """The queries of one share of ``shares`` (a consecutive run of rows), with their
     own scratch arrays."""
     m, lists = queries.shape[0], offsets.shape[0] - 1
-    longest = lists
+    longest = 0
     for l in range(lists):
         longest = max(longest, offsets[l + 1] - offsets[l])
-    sums = np.empty(longest, np.float64)
+    room = min(rows.shape[0], probes * longest)  # the most vectors p lists can hold
+    sums = np.empty(lists, np.float64)
+    proposed = np.empty(room, np.float32)
+    positions = np.empty(room, np.int64)
     nearest = np.empty(probes, np.int64)
     nearest_scores = np.empty(probes, np.float32)
     for i in range(share * m // shares, (share + 1) * m // shares):
         cost[i] = _ivf_query(
             queries[i],
             centroid_block,
-            blocks,
+            rows,
             offsets,
             ids,
+            slack,
             out_ids[i],
             out_scores[i],
             sums,
+            proposed,
+            positions,
             nearest,
             nearest_scores,
         )
@@ -286,31 +299,59 @@ def _scan_share(
 
 @njit(cache=True, nogil=True)
 def _ivf_query(
-    q, centroid_block, blocks, offsets, ids, top_ids, top, sums, nearest, nearest_scores
+    q,
+    centroid_block,
+    rows,
+    offsets,
+    ids,
+    slack,
+    top_ids,
+    top,
+    sums,
+    proposed,
+    positions,
+    nearest,
+    nearest_scores,
 ):
-    """One query: scored against all L centroids, its best lists (as many as
-    ``nearest`` holds; ties to the lower list) scanned, each vector offered to the top
-    list (``top_ids``, ``top``; places left empty get id -1 and score -inf). Returns
-    the dot products it cost."""
-    lists, probes, k = offsets.shape[0] - 1, nearest.shape[0], top.shape[0]
-    top_ids[:] = -1
-    top[:] = -np.inf
+    """One query: scored against all L centroids (the one way), its best lists (as
+    many as ``nearest`` holds; ties to the lower list) scanned, and the top k of their
+    vectors put in ``top_ids`` and ``top`` (places left empty get id -1 and score
+    -inf). Returns the dot products it cost.
+
+    The scan takes the two steps of exact search: fast float32 scores propose
+    (:func:`proposals`), and :func:`_select_row` scores the vectors within the slack
+    of the k-th proposal again, the one way, and ranks them.
+    """
+    lists, probes = offsets.shape[0] - 1, nearest.shape[0]
     block_scores(q, centroid_block, 0, lists, sums)
     found = 0
     for l in range(lists):
         score = np.float32(sums[l])
         if found < probes or score >= nearest_scores[probes - 1]:
             found = offer(nearest, nearest_scores, found, l, score)
-    filled, cost = 0, lists
+    count = 0
     for p in range(probes):
         a, b = offsets[nearest[p]], offsets[nearest[p] + 1]
-        cost += b - a
-        block_scores(q, blocks, a, b, sums)
+        proposals(q, rows, a, b, proposed[count:])
         for t in range(b - a):
-            score = np.float32(sums[t])
-            if filled < k or score >= top[k - 1]:
-                filled = offer(top_ids, top, filled, ids[a + t], score)
-    return cost
+            positions[count + t] = a + t
+        count += b - a
+    _select_row(proposed[:count], positions[:count], ids, q, rows, slack, top_ids, top)
+    return lists + count
+
+
+@njit(cache=True, nogil=True, fastmath={"contract", "reassoc"})
+def proposals(q, rows, a, b, out):
+    """out[t] ~ q . rows[a + t], for t < b - a: float32 products and sums, added in
+    whatever order the compiler finds fastest (several partial sums at once, fused
+    multiply-adds), as a matrix product does. The fast pass: its sums can differ from
+    :func:`dot`'s in the last bits, by at most the slack, so they only propose."""
+    for t in range(b - a):
+        v = rows[a + t]
+        total = np.float32(0.0)
+        for j in range(q.shape[0]):
+            total += q[j] * v[j]
+        out[t] = total
 
 
 @njit(cache=True, nogil=True)

@@ -10,15 +10,18 @@ retrievers: score descending, ties by id ascending.
 from __future__ import annotations
 
 import contextlib
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
+import numba
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from . import validate
 from .ranking import _candidates
-from .vector_kernels import select_rows, select_rows_parallel, unit_rows_into
+from .vector_kernels import select_rows, unit_rows_into
 
 __all__ = [
     "cosine",
@@ -140,8 +143,9 @@ def _one_blas_thread():
     on a machine busy with other work every product then waits for a second thread to
     be scheduled (the old list-by-list IVF search took 20 to 70 times longer so). One
     thread per small product is steady; exact search and k-means use it. It also keeps
-    the BLAS threads from spinning beside the compiled loops' threads, which made exact
-    search on the LSA vectors four times slower.
+    the BLAS threads from spinning beside the threads that run the other parts of a
+    batch, or the compiled loops' threads, which made exact search on the LSA vectors
+    four times slower.
     """
     if not _BLOCKS:
         _BLOCKS.append(ThreadpoolController())
@@ -169,35 +173,64 @@ def _slack(dimension: int) -> float:
 # wait longer for the threads than they save
 _SHARED_BATCH = 32
 
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _parts(m: int) -> int:
+    """How many runs :func:`_in_parts` cuts m rows into."""
+    return max(1, min(numba.get_num_threads(), m // _SHARED_BATCH))
+
+
+def _in_parts(work: Callable[[int, int], None], m: int) -> None:
+    """Call ``work(a, b)`` on consecutive runs of the rows 0 to m - 1, one run per CPU
+    thread (at least ``_SHARED_BATCH`` rows each), all at once: the calling thread
+    takes the first run and a pool of threads the others.
+
+    The runs proceed side by side only because ``work`` spends its time where Python's
+    lock is released (NumPy's matrix product, the compiled loops). The pool is made on
+    first use, and again in a process forked after it (whose copy has no threads).
+    """
+    parts = _parts(m)
+    bounds = [m * part // parts for part in range(parts + 1)]
+    futures = []
+    if parts > 1:
+        pool = _POOLS.get(os.getpid())
+        if pool is None:
+            pool = ThreadPoolExecutor(numba.get_num_threads() - 1, "ragbook-search")
+            _POOLS[os.getpid()] = pool
+        futures = [pool.submit(work, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
+    work(bounds[0], bounds[1])
+    for future in futures:
+        future.result()
+
 
 def _top_rows(
     proposed: np.ndarray,
-    ids: np.ndarray,
     k: int,
     queries: np.ndarray,
     vectors: np.ndarray,
     positions: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top k of each row of ``proposed`` (candidates ``ids``), by score descending then
-    id ascending, padded with id -1.
+    """Top k of each row of ``proposed`` (column j is row ``positions[j]`` of
+    ``vectors``, or row j without ``positions``; a row's id is its number), by score
+    descending then id ascending, padded with id -1.
 
     ``proposed`` comes from a matrix product, whose float32 results for one pair of
     vectors differ in the last bits with the shape of the batch and the position in it
     (BLAS kernels block differently), so identical vectors could get different scores
     and break the tie-by-id rule. They only select candidates: every entry within the
     slack (:func:`_slack`) of each row's k-th score, a superset of the true top k. The
-    candidates are scored again the one way that depends only on the pair (column j of
-    ``proposed`` is row ``positions[j]`` of ``vectors``, or row j without
-    ``positions``) and ranked, in one compiled loop (``select_rows``).
+    candidates are scored again the one way that depends only on the pair, and ranked,
+    in one compiled loop (``select_rows``).
     """
     m = proposed.shape[0]
     out_ids = np.empty((m, k), dtype=np.int64)
     out_scores = np.empty((m, k), dtype=np.float32)
+    ids = np.arange(vectors.shape[0])
     if positions is None:
-        positions = np.arange(proposed.shape[1])
+        positions = ids
     slack = _slack(queries.shape[1])
-    select = select_rows_parallel if m >= _SHARED_BATCH else select_rows
-    select(proposed, ids, positions, queries, vectors, slack, out_ids, out_scores)
+    select_rows(proposed, positions, ids, queries, vectors, slack, out_ids, out_scores)
     return out_ids, out_scores
 
 
@@ -219,12 +252,33 @@ class ExactIndex:
         """
         k = validate.k(k)
         q = _queries(queries, self.dimension)
-        # a small product on one BLAS thread (see _one_blas_thread)
-        small = q.shape[0] * self.n < 2**20
-        with _one_blas_thread() if small else contextlib.nullcontext():
-            scores = q @ self.vectors.T
-        ids, best = _top_rows(scores, np.arange(self.n), k, q, self.vectors)
-        return SearchResult(ids, best, np.full(q.shape[0], self.n, dtype=np.int64))
+        m = q.shape[0]
+        ids = np.empty((m, k), dtype=np.int64)
+        best = np.empty((m, k), dtype=np.float32)
+
+        slack, numbers = _slack(self.dimension), np.arange(self.n)
+
+        def rows(a: int, b: int) -> None:
+            # queries a to b - 1: scores proposed by one product, then selected (see
+            # _top_rows), straight into the result's rows
+            proposed = q[a:b] @ self.vectors.T
+            select_rows(
+                proposed,
+                numbers,
+                numbers,
+                q[a:b],
+                self.vectors,
+                slack,
+                ids[a:b],
+                best[a:b],
+            )
+
+        # the batch goes in parts, one per CPU thread, each product on one BLAS thread
+        # (see _one_blas_thread); a batch in one part may give a large product them all
+        large = _parts(m) == 1 and m * self.n >= 2**20
+        with contextlib.nullcontext() if large else _one_blas_thread():
+            _in_parts(rows, m)
+        return SearchResult(ids, best, np.full(m, self.n, dtype=np.int64))
 
     def search_one(
         self, query: np.ndarray, k: int = 10, allowed: Iterable[int] | None = None
@@ -248,9 +302,7 @@ class ExactIndex:
         else:
             candidates = _candidates(self.n, allowed)
             scores = (self.vectors @ q[0])[candidates]
-        ids, best = _top_rows(
-            scores[None, :], candidates, k, q, self.vectors, positions=candidates
-        )
+        ids, best = _top_rows(scores[None, :], k, q, self.vectors, positions=candidates)
         return SearchResult(ids, best, np.array([candidates.size])).ranking(0)
 
     @property

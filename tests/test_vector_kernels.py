@@ -10,11 +10,11 @@ import pytest
 from ragbook.vector_kernels import (
     block_scores,
     dot,
+    proposals,
     ivf_scan,
     ivf_scan_parallel,
     offer,
     select_rows,
-    select_rows_parallel,
     unit_rows_into,
 )
 from ragbook.ivf import IVFIndex
@@ -49,6 +49,16 @@ def test_block_scores_agree_with_dot_to_the_bit():
     assert np.array_equal(sums[: b - a].astype(np.float32), [dot(q, v) for v in x[a:b]])
 
 
+def test_proposals_are_within_the_slack_of_the_exact_scores():
+    rng = np.random.default_rng(7)
+    for r in (3, 64, 128, 384):
+        q, x = unit32(rng, 1, r)[0], unit32(rng, 300, r)
+        out = np.empty(300 - 20, np.float32)
+        proposals(q, x, 20, 300, out)
+        exact = np.array([float(exact_score(q, v)) for v in x[20:]])
+        assert np.abs(out - exact).max() <= _slack(r) / 2
+
+
 @pytest.mark.parametrize("k", [1, 3, 10])
 def test_offer_keeps_the_top_k_by_score_then_id(k):
     rng = np.random.default_rng(k)
@@ -70,8 +80,7 @@ def test_offer_with_fewer_candidates_than_places():
     assert filled == 3 and ids.tolist() == [9, 2, 5, -1]
 
 
-@pytest.mark.parametrize("select", [select_rows, select_rows_parallel])
-def test_select_rows_recovers_the_exact_top_k_from_perturbed_proposals(select):
+def test_select_rows_recovers_the_exact_top_k_from_perturbed_proposals():
     rng = np.random.default_rng(2)
     r, n, m, k = 32, 400, 20, 7
     x = unit32(rng, n, r)
@@ -85,7 +94,7 @@ def test_select_rows_recovers_the_exact_top_k_from_perturbed_proposals(select):
         np.float32
     )
     ids, scores = np.empty((m, k), np.int64), np.empty((m, k), np.float32)
-    select(proposed, np.arange(n), np.arange(n), q, x, slack, ids, scores)
+    select_rows(proposed, np.arange(n), np.arange(n), q, x, slack, ids, scores)
     for i in range(m):
         exact = [exact_score(q[i], v) for v in x]
         expected = sorted(range(n), key=lambda j: (-exact[j], j))[:k]
@@ -125,7 +134,16 @@ def test_ivf_scan_of_every_list_is_the_brute_force_ranking(scan):
     ids, scores = np.empty((40, k), np.int64), np.empty((40, k), np.float32)
     cost = np.empty(40, np.int64)
     scan(
-        q, ivf.centroid_block, ivf.blocks, ivf.offsets, ivf.order, 12, ids, scores, cost
+        q,
+        ivf.centroid_block,
+        ivf.rows,
+        ivf.offsets,
+        ivf.order,
+        12,
+        _slack(24),
+        ids,
+        scores,
+        cost,
     )
     for i in range(40):
         assert ids[i].tolist() == brute_force(q[i], x, k)
@@ -142,7 +160,16 @@ def test_ivf_scan_probes_the_nearest_lists_and_pads_short_results():
     ids, scores = np.empty((5, k), np.int64), np.empty((5, k), np.float32)
     cost = np.empty(5, np.int64)
     ivf_scan(
-        q, ivf.centroid_block, ivf.blocks, ivf.offsets, ivf.order, 2, ids, scores, cost
+        q,
+        ivf.centroid_block,
+        ivf.rows,
+        ivf.offsets,
+        ivf.order,
+        2,
+        _slack(8),
+        ids,
+        scores,
+        cost,
     )
     for i in range(5):
         # the two lists whose centroids score best (ties to the lower list)
@@ -169,10 +196,11 @@ def test_the_parallel_scan_matches_the_serial_one_to_the_bit():
         scan(
             q,
             ivf.centroid_block,
-            ivf.blocks,
+            ivf.rows,
             ivf.offsets,
             ivf.order,
             5,
+            _slack(32),
             ids,
             scores,
             cost,

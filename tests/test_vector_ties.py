@@ -157,3 +157,19 @@ def test_ivf_ties_by_id_and_scanning_every_list_gives_the_exact_answer(k):
         ranked = one.ranking(row)
         for (i1, s1), (i2, s2) in zip(ranked, ranked[1:]):
             assert s1 > s2 or (s1 == s2 and i1 < i2)
+
+
+def test_a_batch_cut_into_parts_gives_each_query_its_answer_alone():
+    # 130 queries: as many parts as the CPU has threads (at least 32 queries each)
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((500, 16)).astype(np.float32)
+    x[300:310] = x[5]
+    queries = rng.standard_normal((130, 16))
+    queries[77] = x[5]
+    index = ExactIndex(x)
+    whole = index.search_batch(queries, 12)
+    for row in (0, 64, 65, 77, 129):
+        alone = index.search_batch(queries[row], 12)
+        assert alone.ids[0].tolist() == whole.ids[row].tolist()
+        assert alone.scores[0].tolist() == whole.scores[row].tolist()
+    assert whole.ids[77, :11].tolist() == [5, *range(300, 310)]
