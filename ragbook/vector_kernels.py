@@ -5,11 +5,12 @@ Each function is plain Python over NumPy arrays, compiled to machine code by Num
 first use (and cached on disk), so that a search costs one call from Python rather
 than one NumPy call per step.
 
-Every score is computed the same way: the float32 coordinates multiplied in float64,
-where the product of two float32 numbers is exact, the products added in coordinate
-order, and the sum rounded once to float32. A score therefore depends only on the two
-vectors (not on a batch, a block or a CPU's vector width), so equal vectors get equal
-scores and tie by id.
+Every score a search returns is computed the same way, "the one way": the float32
+coordinates multiplied in float64, where the product of two float32 numbers is exact,
+the products added in coordinate order, and the sum rounded once to float32. A score
+therefore depends only on the two vectors (not on a batch, a block or a CPU's vector
+width), so equal vectors get equal scores and tie by id. Faster float32 sums (a matrix
+product, :func:`proposals`) only propose which vectors to score that way.
 """
 
 from __future__ import annotations
@@ -90,9 +91,6 @@ def offer(best_ids, best_scores, filled, i, score):
     best_scores[place] = score
     best_ids[place] = i
     return filled
-
-
-_SHARES = 64  # the parts a batch is cut into, for the threads to take in turn
 
 
 @njit(cache=True, nogil=True)
@@ -177,6 +175,9 @@ def _dot4(q, a, b, c, d):
         sc += qj * np.float64(c[j])
         sd += qj * np.float64(d[j])
     return np.float32(sa), np.float32(sb), np.float32(sc), np.float32(sd)
+
+
+_SHARES = 64  # the parts a batch is cut into, for the threads to take in turn
 
 
 @njit(cache=True, nogil=True)
