@@ -24,7 +24,8 @@ from typing import Sequence
 import numpy as np
 
 from . import validate
-from .pgstore import MAX_EF_SEARCH, DatabaseUnavailable, _unit_rows, check_dsn
+from .pgerrors import DatabaseUnavailable, check_dsn
+from .pgstore import MAX_EF_SEARCH, _unit_rows
 from .retrieval import Hit, as_hits
 
 __all__ = ["ShardedStore"]

@@ -24,6 +24,9 @@ reader role per combination of levels, a member of the level roles.
 :meth:`PostgresStore.search_for` runs its query as the user's reader role
 (``SET LOCAL ROLE`` inside the transaction), so the engine itself removes
 the rows the user may not read, before ranking, whatever the query.
+
+The errors the store raises and the check of its connection string are in
+:mod:`ragbook.pgerrors`; they import from here too.
 """
 
 from __future__ import annotations
@@ -44,6 +47,12 @@ from .chunking import Chunk, sentence_chunks
 from .documents import Document
 from .embedder import encode_queries
 from .orgdocs import ACCESS_LEVELS, DocumentMeta, OrgDocument
+from .pgerrors import (  # importable from here too
+    DatabaseError,
+    DatabaseUnavailable,
+    QueryTimeout,
+    check_dsn,
+)
 from .retrieval import Hit, as_hits
 
 __all__ = [
@@ -62,20 +71,6 @@ MAX_EF_SEARCH = 1000  # pgvector's upper limit for hnsw.ef_search
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
 
 
-class DatabaseError(RuntimeError):
-    """The database could not do what was asked; the message says why."""
-
-
-class DatabaseUnavailable(DatabaseError, ConnectionError):
-    """No connection: a wrong address, port, user or password, a server
-    that is down, or a connection that dropped and could not be made
-    again."""
-
-
-class QueryTimeout(DatabaseError, TimeoutError):
-    """A statement ran longer than the store's ``timeout``."""
-
-
 @dataclass(frozen=True)
 class StoreHit:
     """One result of :meth:`PostgresStore.search_for`: rank, score, the
@@ -86,26 +81,6 @@ class StoreHit:
     chunk: Chunk
     version: int
     access: str
-
-
-def check_dsn(dsn: object) -> str:
-    """``dsn`` if it is a libpq connection string or URI that parses;
-    a ``ValueError`` naming the problem otherwise (never a password)."""
-    import psycopg
-
-    dsn = validate.text(dsn, "dsn")
-    if not dsn.strip():
-        raise ValueError(
-            "dsn is empty: give a connection string such as "
-            "'host=127.0.0.1 port=5432 dbname=postgres "
-            "user=me' or a postgresql:// URI"
-        )
-    try:
-        psycopg.conninfo.conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError as error:
-        reason = str(error).split("\n")[0]
-        raise ValueError(f"dsn is not a valid connection string: {reason}") from None
-    return dsn
 
 
 def level_role(level: str) -> str:
