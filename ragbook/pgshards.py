@@ -25,7 +25,8 @@ import numpy as np
 
 from . import validate
 from .pgerrors import DatabaseUnavailable, check_dsn
-from .pgstore import MAX_EF_SEARCH, _unit_rows
+from .pgstore import MAX_EF_SEARCH
+from .pgtables import _unit_rows
 from .retrieval import Hit, as_hits
 
 __all__ = ["ShardedStore"]

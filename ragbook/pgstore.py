@@ -2,18 +2,10 @@
 documents' metadata and their vectors in tables, permissions enforced by
 the database (chapter 15).
 
-Two tables in a schema of their own (``ragbook`` by default)::
-
-    documents(doc_id PRIMARY KEY, version, access, date, title)
-    chunks(id PRIMARY KEY, doc_id, version, access, section, start_at,
-           end_at, text, header, embedding vector(d), tsv tsvector)
-        FOREIGN KEY (doc_id, version, access) -> documents ON DELETE CASCADE
-
-The foreign key makes a superseded chunk impossible, not just unlikely:
-a chunk row must carry its document's *current* version and access
-level, so replacing a document has to delete the old chunks in the same
-transaction (:meth:`PostgresStore.replace`). Vectors are unit vectors,
-ranked by inner product (``<#>`` is its negative) through an HNSW index
+The chunks and their documents are rows of two tables, made and written
+by :mod:`ragbook.pgtables`, where a foreign key keeps every chunk on its
+document's current version. Vectors are unit vectors, ranked by inner
+product (``<#>`` is its negative) through an HNSW index
 (``vector_ip_ops``), or exactly by a sequential scan. The score of a hit
 is the cosine, ties are broken by chunk id, and ``allowed`` restricts the
 candidates before ranking (the contract of :mod:`ragbook.retrieval`).
@@ -52,6 +44,16 @@ from .pgerrors import (  # importable from here too
     DatabaseUnavailable,
     QueryTimeout,
     check_dsn,
+)
+from .pgtables import (
+    _CHUNK_COLUMNS,
+    _chunk,
+    _unit_rows,
+    copy_chunks,
+    copy_documents,
+    create_tables,
+    schema_sql,
+    stored_dimension,
 )
 from .retrieval import Hit, as_hits
 
@@ -115,21 +117,6 @@ def _default_chunker(documents: Sequence[Document]) -> list[Chunk]:
     return sentence_chunks(documents, 30)
 
 
-def _unit_rows(vectors: object, dimension: int | None, what: str) -> np.ndarray:
-    array = validate.finite_array(vectors, what, ndim=2, dtype=np.float32)
-    if dimension is not None and array.shape[1] != dimension:
-        raise ValueError(
-            f"{what} have {array.shape[1]} dimensions, but "
-            f"the store holds vector({dimension}); use an "
-            "encoder of the same dimension or another schema"
-        )
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    if array.size and (norms == 0).any():
-        row = int(np.flatnonzero(norms[:, 0] == 0)[0])
-        raise ValueError(f"{what}: vector {row} is zero and has no direction")
-    return array / norms
-
-
 class PostgresStore:
     """Chunks and vectors in PostgreSQL; a retriever (chapter 15).
 
@@ -185,7 +172,7 @@ class PostgresStore:
         self.chunker = chunker or _default_chunker
         self._conn = None
         self._connect()
-        self.dimension = self._stored_dimension()
+        self.dimension = self._run(lambda cur: stored_dimension(cur, schema))
         if self.dimension is None:
             if not validate.flag(create, "create"):
                 raise DatabaseError(
@@ -296,75 +283,15 @@ class PostgresStore:
                                 return None
 
     def _sql(self, text: str, **parts):
-        from psycopg import sql
-
-        return sql.SQL(text).format(s=sql.Identifier(self.schema), **parts)
+        return schema_sql(self.schema, text, **parts)
 
     # -- the schema -------------------------------------------------------
-    def _stored_dimension(self) -> int | None:
-        def work(cur):
-            cur.execute(
-                "SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c "
-                "ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = "
-                "c.relnamespace WHERE n.nspname = %s AND c.relname = "
-                "'chunks' AND a.attname = 'embedding'",
-                (self.schema,),
-            )
-            row = cur.fetchone()
-            return None if row is None else int(row[0])
-
-        return self._run(work)
-
     def _create(self) -> None:
-        levels = ", ".join(f"'{level}'" for level in ACCESS_LEVELS)
-
         def work(cur):
-            cur.execute("SELECT pg_advisory_xact_lock(7262687)")
-            cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            cur.execute(self._sql("CREATE SCHEMA IF NOT EXISTS {s}"))
             cur.execute(
-                self._sql(
-                    "CREATE TABLE IF NOT EXISTS {s}.documents ("
-                    " doc_id text PRIMARY KEY,"
-                    " version integer NOT NULL CHECK (version >= 1),"
-                    f" access text NOT NULL CHECK (access IN ({levels})),"
-                    " date date NOT NULL,"
-                    " title text NOT NULL DEFAULT '',"
-                    " UNIQUE (doc_id, version, access))"
-                )
-            )
-            cur.execute(
-                self._sql(
-                    "CREATE SEQUENCE IF NOT EXISTS {s}.chunk_ids MINVALUE 0 START 0"
-                )
-            )
-            cur.execute(
-                self._sql(
-                    "CREATE TABLE IF NOT EXISTS {s}.chunks ("
-                    " id bigint PRIMARY KEY CHECK (id >= 0),"
-                    " doc_id text NOT NULL, version integer NOT NULL,"
-                    " access text NOT NULL, section integer NOT NULL,"
-                    " start_at integer NOT NULL, end_at integer NOT NULL,"
-                    " text text NOT NULL, header text NOT NULL,"
-                    f" embedding vector({self.dimension}) NOT NULL,"
-                    " tsv tsvector GENERATED ALWAYS AS (to_tsvector("
-                    "'english', header || ' ' || text)) STORED,"
-                    " FOREIGN KEY (doc_id, version, access) REFERENCES"
-                    " {s}.documents (doc_id, version, access)"
-                    " ON DELETE CASCADE)"
-                )
-            )
-            cur.execute(
-                self._sql(
-                    "CREATE INDEX IF NOT EXISTS chunks_doc ON {s}.chunks (doc_id)"
-                )
-            )
-            cur.execute(
-                self._sql(
-                    "CREATE INDEX IF NOT EXISTS chunks_tsv "
-                    "ON {s}.chunks USING gin (tsv)"
-                )
-            )
+                "SELECT pg_advisory_xact_lock(7262687)"
+            )  # one creator at a time
+            create_tables(cur, self.schema, self.dimension)
             self._create_roles(cur)
 
         self._run(work)
@@ -471,65 +398,6 @@ class PostgresStore:
             )
         return vectors
 
-    def _copy_documents(
-        self, cur, metas: Sequence[DocumentMeta], titles: Sequence[str]
-    ) -> None:
-        with cur.copy(
-            self._sql(
-                "COPY {s}.documents (doc_id, version, access, date, title) FROM STDIN"
-            )
-        ) as copy:
-            for meta, title in zip(metas, titles):
-                copy.write_row(
-                    (meta.doc_id, meta.version, meta.access, meta.date, title)
-                )
-
-    def _copy_chunks(
-        self,
-        cur,
-        ids: Sequence[int],
-        chunks: Sequence[Chunk],
-        metas: Mapping[str, DocumentMeta],
-        vectors: np.ndarray,
-    ) -> None:
-        with cur.copy(
-            self._sql(
-                "COPY {s}.chunks (id, doc_id, version, access, section, "
-                "start_at, end_at, text, header, embedding) FROM STDIN "
-                "WITH (FORMAT BINARY)"
-            )
-        ) as copy:
-            copy.set_types(
-                [
-                    "int8",
-                    "text",
-                    "int4",
-                    "text",
-                    "int4",
-                    "int4",
-                    "int4",
-                    "text",
-                    "text",
-                    "vector",
-                ]
-            )
-            for chunk_id, chunk, vector in zip(ids, chunks, vectors):
-                meta = metas[chunk.doc_id]
-                copy.write_row(
-                    (
-                        chunk_id,
-                        chunk.doc_id,
-                        meta.version,
-                        meta.access,
-                        chunk.section,
-                        chunk.start,
-                        chunk.end,
-                        _clean(chunk.text),
-                        _clean(chunk.header),
-                        vector,
-                    )
-                )
-
     def load(
         self,
         chunks: Sequence[Chunk],
@@ -600,10 +468,10 @@ class PostgresStore:
             cur.execute("SET LOCAL statement_timeout = 0")  # a bulk load
             if replace:
                 cur.execute(self._sql("TRUNCATE {s}.chunks, {s}.documents"))
-            self._copy_documents(
-                cur, [metas[d] for d in used], [titles[d] for d in used]
+            copy_documents(
+                cur, self.schema, [metas[d] for d in used], [titles[d] for d in used]
             )
-            self._copy_chunks(cur, ids, chunks, metas, vectors)
+            copy_chunks(cur, self.schema, ids, chunks, metas, vectors)
             cur.execute(
                 self._sql(
                     "SELECT setval('{s}.chunk_ids', greatest(%s, (SELECT "
@@ -715,11 +583,19 @@ class PostgresStore:
                     f"(version {held[1]}); use replace to "
                     "store a new version"
                 )
-            self._copy_documents(
-                cur, [d.meta for d in batch], [d.document.title for d in batch]
+            copy_documents(
+                cur,
+                self.schema,
+                [d.meta for d in batch],
+                [d.document.title for d in batch],
             )
-            self._copy_chunks(
-                cur, self._new_ids(cur, len(chunks)), chunks, metas, vectors
+            copy_chunks(
+                cur,
+                self.schema,
+                self._new_ids(cur, len(chunks)),
+                chunks,
+                metas,
+                vectors,
             )
 
         self._run(
@@ -782,8 +658,9 @@ class PostgresStore:
                     document.id,
                 ),
             )
-            self._copy_chunks(
+            copy_chunks(
                 cur,
+                self.schema,
                 self._new_ids(cur, len(chunks)),
                 chunks,
                 {document.id: meta},
@@ -1144,19 +1021,6 @@ class PostgresStore:
         return (
             f"PostgresStore(schema={self.schema!r}, vector({self.dimension}), {mode})"
         )
-
-
-_CHUNK_COLUMNS = "id, doc_id, section, access, version, start_at, end_at, text, header"
-
-
-def _chunk(row: Sequence) -> Chunk:
-    chunk_id, doc_id, section, _, _, start, end, text, header = row[:9]
-    return Chunk(chunk_id, doc_id, section, start, end, text, header)
-
-
-def _clean(text: str) -> str:
-    """PostgreSQL's text holds no NUL character: it becomes a space."""
-    return text.replace("\x00", " ")
 
 
 class _UserView(Mapping):
