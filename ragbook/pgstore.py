@@ -2,30 +2,35 @@
 documents' metadata and their vectors in tables, permissions enforced by
 the database (chapter 15).
 
-The chunks and their documents are rows of two tables, made and written
-by :mod:`ragbook.pgtables`, where a foreign key keeps every chunk on its
-document's current version. Vectors are unit vectors, ranked by inner
-product (``<#>`` is its negative) through an HNSW index
-(``vector_ip_ops``), or exactly by a sequential scan. The score of a hit
-is the cosine, ties are broken by chunk id, and ``allowed`` restricts the
-candidates before ranking (the contract of :mod:`ragbook.retrieval`).
+:class:`PostgresStore` holds one connection and does the store's work
+through it: it makes its tables, roles and policies where missing, loads,
+adds, replaces and deletes documents, each in one transaction, and
+searches. Vectors are unit vectors, ranked by inner product (``<#>`` is
+its negative) through an HNSW index (``vector_ip_ops``), or exactly by a
+sequential scan. The score of a hit is the cosine, ties are broken by
+chunk id, and ``allowed`` restricts the candidates before ranking (the
+contract of :mod:`ragbook.retrieval`). :func:`store_factory` makes the
+stores of :class:`~ragbook.pipeline.RAGPipeline`.
 
-Row-level security: one role per access level (``ragbook_level_public``,
-...) with a policy that lets it read the rows of that level only, and one
-reader role per combination of levels, a member of the level roles.
-:meth:`PostgresStore.search_for` runs its query as the user's reader role
-(``SET LOCAL ROLE`` inside the transaction), so the engine itself removes
-the rows the user may not read, before ranking, whatever the query.
+What the store stands on has modules of its own:
 
-The errors the store raises and the check of its connection string are in
-:mod:`ragbook.pgerrors`; they import from here too.
+- :mod:`ragbook.pgtables`: the two tables, where a foreign key keeps every
+  chunk on its document's current version; a chunk's row; COPY.
+- :mod:`ragbook.pgroles`: a role per access level and a reader role per
+  combination of levels, and the row-level-security policies;
+  :meth:`PostgresStore.search_for` runs its query as the user's reader
+  role, so the engine itself removes the rows the user may not read.
+- :mod:`ragbook.pgerrors`: the errors the store raises and the check of
+  its connection string.
+
+The errors, :func:`check_dsn`, :func:`level_role` and :func:`reader_role`
+import from here too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -38,12 +43,19 @@ from .access import User
 from .chunking import Chunk, sentence_chunks
 from .documents import Document
 from .embedder import encode_queries
-from .orgdocs import ACCESS_LEVELS, DocumentMeta, OrgDocument
+from .orgdocs import DocumentMeta, OrgDocument
 from .pgerrors import (  # importable from here too
     DatabaseError,
     DatabaseUnavailable,
     QueryTimeout,
     check_dsn,
+)
+from .pgroles import (  # level_role and reader_role import from here too
+    create_roles,
+    level_role,
+    reader_role,
+    set_role,
+    user_role,
 )
 from .pgtables import (
     _CHUNK_COLUMNS,
@@ -83,34 +95,6 @@ class StoreHit:
     chunk: Chunk
     version: int
     access: str
-
-
-def level_role(level: str) -> str:
-    """The database role that may read documents of one access level."""
-    if level not in ACCESS_LEVELS:
-        raise ValueError(
-            f"unknown access level {level!r}; choose among {', '.join(ACCESS_LEVELS)}"
-        )
-    return f"ragbook_level_{level}"
-
-
-def reader_role(levels: Iterable[str]) -> str:
-    """The role of a user holding exactly ``levels`` (a member of their
-    level roles), e.g. ``ragbook_reader_finance_public``."""
-    levels = sorted(set(levels))
-    if not levels:
-        raise ValueError("a reader role needs at least one access level")
-    for level in levels:
-        level_role(level)
-    return "ragbook_reader_" + "_".join(levels)
-
-
-def _combinations() -> list[tuple[str, ...]]:
-    return [
-        c
-        for n in range(1, len(ACCESS_LEVELS) + 1)
-        for c in itertools.combinations(sorted(ACCESS_LEVELS), n)
-    ]
 
 
 def _default_chunker(documents: Sequence[Document]) -> list[Chunk]:
@@ -292,66 +276,10 @@ class PostgresStore:
                 "SELECT pg_advisory_xact_lock(7262687)"
             )  # one creator at a time
             create_tables(cur, self.schema, self.dimension)
-            self._create_roles(cur)
+            create_roles(cur, self.schema)
 
         self._run(work)
         self._connect()  # the vector type exists now: register it
-
-    def _create_roles(self, cur) -> None:
-        from psycopg import sql
-
-        cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
-        superuser = cur.fetchone()[0]
-        for level in ACCESS_LEVELS:
-            role = sql.Identifier(level_role(level))
-            self._create_role(cur, level_role(level), sql.SQL(""))
-            cur.execute(self._sql("GRANT USAGE ON SCHEMA {s} TO {r}", r=role))
-            cur.execute(
-                self._sql("GRANT SELECT ON {s}.documents, {s}.chunks TO {r}", r=role)
-            )
-            for table in ("documents", "chunks"):
-                name = sql.Identifier(f"read_{level}")
-                target = sql.SQL("{s}.{t}").format(
-                    s=sql.Identifier(self.schema), t=sql.Identifier(table)
-                )
-                cur.execute(
-                    sql.SQL("DROP POLICY IF EXISTS {n} ON {t}").format(n=name, t=target)
-                )
-                cur.execute(
-                    sql.SQL(
-                        "CREATE POLICY {n} ON {t} FOR SELECT TO {r} "
-                        "USING (access = {v})"
-                    ).format(n=name, t=target, r=role, v=sql.Literal(level))
-                )
-        for table in ("documents", "chunks"):
-            cur.execute(
-                self._sql(f"ALTER TABLE {{s}}.{table} ENABLE ROW LEVEL SECURITY")
-            )
-        for levels in _combinations():
-            members = sql.SQL(", ").join(
-                sql.Identifier(level_role(level)) for level in levels
-            )
-            self._create_role(
-                cur, reader_role(levels), sql.SQL(" IN ROLE {m}").format(m=members)
-            )
-            if not superuser:  # the store's own user may SET ROLE to it
-                cur.execute(
-                    sql.SQL(
-                        "GRANT {r} TO CURRENT_USER WITH INHERIT FALSE, SET TRUE"
-                    ).format(r=sql.Identifier(reader_role(levels)))
-                )
-
-    @staticmethod
-    def _create_role(cur, name: str, extra) -> None:
-        from psycopg import sql
-
-        cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,))
-        if cur.fetchone() is None:
-            cur.execute(
-                sql.SQL("CREATE ROLE {r} NOLOGIN{x}").format(
-                    r=sql.Identifier(name), x=extra
-                )
-            )
 
     def build_index(self) -> None:
         """Build the HNSW index over the vectors, if it does not exist (a
@@ -782,7 +710,7 @@ class PostgresStore:
             np.asarray(vector)[None, :], self.dimension, "the query vector"
         )[0]
         k = validate.k(k)
-        role = self._role(user)
+        role = user_role(user)
         if role is False:
             return []
         rows = self._run(lambda cur: self._ranked(cur, vector, k, None, role))
@@ -792,7 +720,7 @@ class PostgresStore:
         """The top k chunks ``user`` may read, with their documents'
         versions and access levels. The query runs as the user's reader
         role, so the database's row-level security chooses the rows."""
-        role = self._role(user)
+        role = user_role(user)
         if role is None:
             raise TypeError(f"expected a User, got {type(user).__name__}")
         vector = self.query_vectors([validate.query(query, terms=False)])
@@ -822,12 +750,12 @@ class PostgresStore:
         """The top k for each query vector (rows), in one statement."""
         vectors = _unit_rows(vectors, self.dimension, "the query vectors")
         k = validate.k(k)
-        role = self._role(user)
+        role = user_role(user)
         if role is False:
             return [[] for _ in range(len(vectors))]
 
         def work(cur):
-            self._as(cur, role)
+            set_role(cur, role)
             exact = self.exact or k > MAX_EF_SEARCH
             found = self._batch(cur, vectors, k, exact)
             short = [i for i, rows in enumerate(found) if len(rows) < k]
@@ -863,21 +791,6 @@ class PostgresStore:
                 rows.append((chunk_id, -distance))
         return found
 
-    def _role(self, user: User | None):
-        """None for no user, False for a user without levels, else the
-        reader role's name."""
-        if user is None:
-            return None
-        if not isinstance(user, User):
-            raise TypeError(f"user must be a User, got {type(user).__name__}")
-        return reader_role(user.levels) if user.levels else False
-
-    def _as(self, cur, role: str | None) -> None:
-        from psycopg import sql
-
-        if role:
-            cur.execute(sql.SQL("SET LOCAL ROLE {r}").format(r=sql.Identifier(role)))
-
     def _set_scan(self, cur, exact: bool, n: int, filtered: bool) -> None:
         if exact:
             cur.execute("SET LOCAL enable_indexscan = off")
@@ -904,7 +817,7 @@ class PostgresStore:
         pass), an exact scan."""
         from pgvector import Vector
 
-        self._as(cur, role)
+        set_role(cur, role)
         columns = f", {_CHUNK_COLUMNS}" if details else ""
         where = "WHERE id = ANY(%(allowed)s)" if allowed is not None else ""
         params = {"q": Vector(vector), "k": k, "allowed": allowed}
@@ -989,7 +902,7 @@ class PostgresStore:
         ``user`` may read, chosen by the database's row-level security."""
         from .pipeline import answer_question
 
-        if self._role(user) is None:
+        if user_role(user) is None:
             raise TypeError(f"expected a User, got {type(user).__name__}")
         view = _UserView(self, user)
         return answer_question(question, view, view, generator, k, budget, **options)
