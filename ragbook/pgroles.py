@@ -44,6 +44,8 @@ def reader_role(levels: Iterable[str]) -> str:
 
 
 def _combinations() -> list[tuple[str, ...]]:
+    """Every non-empty set of access levels, each sorted: one reader role
+    for each."""
     return [
         c
         for n in range(1, len(ACCESS_LEVELS) + 1)
@@ -102,6 +104,7 @@ def create_roles(cur, schema: str) -> None:
 
 
 def _create_role(cur, name: str, extra) -> None:
+    """``CREATE ROLE name NOLOGIN`` and ``extra`` (SQL), unless it exists."""
     from psycopg import sql
 
     cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,))

@@ -184,6 +184,7 @@ def copy_chunks(
 
 
 def _chunk(row: Sequence) -> Chunk:
+    """The chunk of a row whose first columns are :data:`_CHUNK_COLUMNS`."""
     chunk_id, doc_id, section, _, _, start, end, text, header = row[:9]
     return Chunk(chunk_id, doc_id, section, start, end, text, header)
 
@@ -194,6 +195,9 @@ def _clean(text: str) -> str:
 
 
 def _unit_rows(vectors: object, dimension: int | None, what: str) -> np.ndarray:
+    """The rows of ``vectors`` as float32 unit vectors, checked: finite
+    numbers, ``dimension`` columns (any number for None), no zero row;
+    ``what`` names them in an error."""
     array = validate.finite_array(vectors, what, ndim=2, dtype=np.float32)
     if dimension is not None and array.shape[1] != dimension:
         raise ValueError(
