@@ -31,6 +31,10 @@ One module per idea; each docstring names the chapter that derives it.
   command.
 - :mod:`ragbook.operations`: access levels, document versions, a store that stays
   current, what to log.
+- :mod:`ragbook.pgserver`, :mod:`ragbook.pgstore`, :mod:`ragbook.pgtables`,
+  :mod:`ragbook.pgroles`, :mod:`ragbook.pgerrors`, :mod:`ragbook.pgshards`: PostgreSQL
+  with pgvector: a local server, the store, its tables, its roles and row-level
+  security, its errors, and shards over several servers.
 - :mod:`ragbook.exercises`: graded exercises.
 - :mod:`ragbook.show`: listings of ragbook's own source for the chapters.
 - :mod:`ragbook.progress`: what long work is doing and how far it is.
