@@ -1,20 +1,31 @@
 """What goes wrong between a store and PostgreSQL: the errors the PostgreSQL
-stores (:mod:`ragbook.pgstore`, :mod:`ragbook.pgshards`) raise, and the check
-of a connection string before any connection is tried.
+stores (:mod:`ragbook.pgstore`, :mod:`ragbook.pgshards`) raise, and the checks
+of a connection string and a schema name before any connection is tried.
 
 :class:`DatabaseError` is the database refusing or failing what was asked;
 :class:`DatabaseUnavailable`, a connection that cannot be made or kept, is
 also a ``ConnectionError``, and :class:`QueryTimeout`, a statement cut at the
 store's ``timeout``, also a ``TimeoutError``, so code that knows nothing of
 PostgreSQL still catches them. :func:`check_dsn` refuses a connection string
-that does not parse, without ever showing a password.
+that does not parse, without ever showing a password, and :func:`check_schema`
+a schema name that could not go into SQL as it is.
 """
 
 from __future__ import annotations
 
+import re
+
 from . import validate
 
-__all__ = ["DatabaseError", "DatabaseUnavailable", "QueryTimeout", "check_dsn"]
+__all__ = [
+    "DatabaseError",
+    "DatabaseUnavailable",
+    "QueryTimeout",
+    "check_dsn",
+    "check_schema",
+]
+
+_SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,40}")
 
 
 class DatabaseError(RuntimeError):
@@ -49,3 +60,16 @@ def check_dsn(dsn: object) -> str:
         reason = str(error).split("\n")[0]
         raise ValueError(f"dsn is not a valid connection string: {reason}") from None
     return dsn
+
+
+def check_schema(schema: object) -> str:
+    """``schema`` if it is a name the stores can write into SQL unquoted:
+    a lowercase letter or '_', then at most 40 lowercase letters, digits or
+    '_'; a ``ValueError`` otherwise."""
+    schema = validate.text(schema, "schema")
+    if not _SCHEMA.fullmatch(schema):
+        raise ValueError(
+            "schema must be lowercase letters, digits and '_' (at most 41, "
+            f"not starting with a digit), got {schema!r}"
+        )
+    return schema

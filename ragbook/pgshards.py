@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from . import validate
-from .pgerrors import DatabaseUnavailable, check_dsn
+from .pgerrors import DatabaseUnavailable, check_dsn, check_schema
 from .pgstore import MAX_EF_SEARCH
 from .pgtables import _unit_rows
 from .retrieval import Hit, as_hits
@@ -63,10 +63,7 @@ class ShardedStore:
         shard_dsns = validate.texts(shard_dsns, "shard_dsns")
         if len(shard_dsns) < 1:
             raise ValueError("a sharded store needs at least one shard")
-        if not re.fullmatch(r"[a-z_][a-z0-9_]{0,40}", schema):
-            raise ValueError(
-                f"schema must be lowercase letters, digits and '_', got {schema!r}"
-            )
+        schema = check_schema(schema)
         self.dsn = check_dsn(dsn)
         self.shard_dsns = [check_dsn(d) for d in shard_dsns]
         self.dimension = validate.whole(dimension, "dimension", 1, 16000)

@@ -49,6 +49,7 @@ from .pgerrors import (  # importable from here too
     DatabaseUnavailable,
     QueryTimeout,
     check_dsn,
+    check_schema,
 )
 from .pgroles import (  # level_role and reader_role import from here too
     create_roles,
@@ -82,7 +83,6 @@ __all__ = [
 ]
 
 MAX_EF_SEARCH = 1000  # pgvector's upper limit for hnsw.ef_search
-_SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
 
 
 @dataclass(frozen=True)
@@ -136,12 +136,7 @@ class PostgresStore:
             raise TypeError(
                 f"encoder must have an encode(texts) method, got {encoder!r}"
             )
-        schema = validate.text(schema, "schema")
-        if not _SCHEMA.match(schema):
-            raise ValueError(
-                f"schema must be lowercase letters, digits "
-                f"and '_' (at most 41), got {schema!r}"
-            )
+        schema = check_schema(schema)
         if chunker is not None and not callable(chunker):
             raise TypeError(f"chunker must be a function, got {chunker!r}")
         self.encoder = encoder

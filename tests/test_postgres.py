@@ -240,6 +240,27 @@ def test_bad_dsns_are_refused(dsn, error, match):
         PostgresStore(dsn, HashEncoder())
 
 
+@pytest.mark.parametrize(
+    "schema, error",
+    [
+        ("Ragbook", ValueError),  # upper case
+        ("1st", ValueError),  # a digit first
+        ("a" * 42, ValueError),  # longer than 41
+        ("x; drop table chunks", ValueError),
+        ("", ValueError),
+        (7, TypeError),
+    ],
+)
+def test_bad_schema_names_are_refused_by_both_stores(schema, error):
+    from ragbook.pgshards import ShardedStore
+
+    good = "host=127.0.0.1 dbname=postgres"
+    with pytest.raises(error, match="schema"):
+        PostgresStore(good, HashEncoder(), schema=schema)
+    with pytest.raises(error, match="schema"):
+        ShardedStore(good, [good], DIM, schema=schema)
+
+
 def test_wrong_port_and_wrong_password_are_clear(pg_cluster):
     from ragbook.pgserver import free_port
 
