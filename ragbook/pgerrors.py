@@ -8,7 +8,8 @@ also a ``ConnectionError``, and :class:`QueryTimeout`, a statement cut at the
 store's ``timeout``, also a ``TimeoutError``, so code that knows nothing of
 PostgreSQL still catches them. :func:`check_dsn` refuses a connection string
 that does not parse, without ever showing a password, and :func:`check_schema`
-a schema name that could not go into SQL as it is.
+a schema name that could not go into SQL as it is; :func:`connect` turns a
+connection that cannot be made into :class:`DatabaseUnavailable`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "QueryTimeout",
     "check_dsn",
     "check_schema",
+    "connect",
 ]
 
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,40}")
@@ -73,3 +75,17 @@ def check_schema(schema: object) -> str:
             f"not starting with a digit), got {schema!r}"
         )
     return schema
+
+
+def connect(dsn: str, what: str = "PostgreSQL", **options):
+    """``psycopg.connect(dsn, **options)``; a connection that cannot be made
+    raises :class:`DatabaseUnavailable` saying that ``what`` cannot be
+    reached, with the driver's reason on one line."""
+    import psycopg
+
+    try:
+        return psycopg.connect(dsn, **options)
+    except psycopg.OperationalError as error:
+        raise DatabaseUnavailable(
+            f"cannot connect to {what}: " + " ".join(str(error).split())
+        ) from None

@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from . import validate
-from .pgerrors import DatabaseUnavailable, check_dsn, check_schema
+from .pgerrors import check_dsn, check_schema, connect
 from .pgstore import MAX_EF_SEARCH
 from .pgtables import _unit_rows
 from .retrieval import Hit, as_hits
@@ -57,7 +57,6 @@ class ShardedStore:
         index: bool = True,
         ef_search: int = 40,
     ):
-        import psycopg
         from pgvector.psycopg import register_vector
 
         shard_dsns = validate.texts(shard_dsns, "shard_dsns")
@@ -70,12 +69,7 @@ class ShardedStore:
         self.schema = schema
         self.index = validate.flag(index, "index")
         self.ef_search = validate.whole(ef_search, "ef_search", 1, MAX_EF_SEARCH)
-        try:
-            self._conn = psycopg.connect(self.dsn, autocommit=True)
-        except psycopg.OperationalError as error:
-            raise DatabaseUnavailable(
-                "cannot connect to the coordinator: " + " ".join(str(error).split())
-            ) from None
+        self._conn = connect(self.dsn, "the coordinator", autocommit=True)
         for shard in self.shard_dsns:
             self._on_shard(shard, self._shard_table)
         self._coordinator()
@@ -84,15 +78,8 @@ class ShardedStore:
     # -- set-up -----------------------------------------------------------
     @staticmethod
     def _on_shard(dsn: str, work) -> None:
-        import psycopg
-
-        try:
-            with psycopg.connect(dsn, autocommit=True) as conn:
-                work(conn)
-        except psycopg.OperationalError as error:
-            raise DatabaseUnavailable(
-                "cannot reach a shard: " + " ".join(str(error).split())
-            ) from None
+        with connect(dsn, "a shard", autocommit=True) as conn:
+            work(conn)
 
     def _shard_table(self, conn) -> None:
         s = self.schema

@@ -50,6 +50,7 @@ from .pgerrors import (  # importable from here too
     QueryTimeout,
     check_dsn,
     check_schema,
+    connect,
 )
 from .pgroles import (  # level_role and reader_role import from here too
     create_roles,
@@ -172,16 +173,10 @@ class PostgresStore:
 
     # -- connections ------------------------------------------------------
     def _connect(self) -> None:
-        import psycopg
         from pgvector.psycopg import register_vector
 
         self.close()
-        try:
-            conn = psycopg.connect(self.dsn)
-        except psycopg.OperationalError as error:
-            raise DatabaseUnavailable(
-                "cannot connect to PostgreSQL: " + " ".join(str(error).split())
-            ) from None
+        conn = connect(self.dsn)
         try:
             with conn.transaction():
                 for name in ("statement_timeout", "lock_timeout"):
