@@ -29,6 +29,7 @@ import numpy as np
 from . import validate
 from .chunking import Chunk
 from .orgdocs import ACCESS_LEVELS, DocumentMeta
+from .vectors import _unit
 
 __all__ = [
     "schema_sql",
@@ -195,18 +196,20 @@ def _clean(text: str) -> str:
 
 
 def _unit_rows(vectors: object, dimension: int | None, what: str) -> np.ndarray:
-    """The rows of ``vectors`` as float32 unit vectors, checked: finite
-    numbers, ``dimension`` columns (any number for None), no zero row;
-    ``what`` names them in an error."""
-    array = validate.finite_array(vectors, what, ndim=2, dtype=np.float32)
+    """The rows of ``vectors`` as float32 unit vectors, the way every index of
+    the package makes them (:func:`ragbook.vectors.unit_rows`), checked:
+    finite numbers, ``dimension`` columns (any number for None), no zero row;
+    ``what`` names them in an error. No rows give no rows."""
+    array = validate.finite_array(vectors, what, ndim=2)
     if dimension is not None and array.shape[1] != dimension:
         raise ValueError(
             f"{what} have {array.shape[1]} dimensions, but "
             f"the store holds vector({dimension}); use an "
             "encoder of the same dimension or another schema"
         )
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    if array.size and (norms == 0).any():
-        row = int(np.flatnonzero(norms[:, 0] == 0)[0])
-        raise ValueError(f"{what}: vector {row} is zero and has no direction")
-    return array / norms
+    if array.shape[0] == 0:
+        return array.astype(np.float32)
+    try:
+        return _unit(array, np.float32, what)
+    except ValueError as error:  # a zero row, or one too long to measure
+        raise ValueError(f"{what}: {error}") from None
