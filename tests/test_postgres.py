@@ -678,3 +678,25 @@ def test_ragbook_ask_with_the_postgres_store(pg_cluster, tmp_path, capsys):
     assert "valid connection string" in capsys.readouterr().err
     assert main(common + ["--dsn", pg_cluster.dsn]) == 2
     assert "--dsn needs --store postgres" in capsys.readouterr().err
+
+
+def test_stored_vectors_are_the_packages_unit_vectors_to_the_bit(pg_cluster):
+    # the store makes unit vectors as every index does (ragbook.vectors.unit_rows),
+    # so the database ranks exactly the vectors that exact search in the process
+    # ranks; float32 lengths, computed the way NumPy does, differ in the last bit
+    from ragbook.vectors import unit_rows
+
+    rng = np.random.default_rng(12)
+    raw = rng.standard_normal((40, DIM)) * 3.0
+    chunks = [Chunk(i, "d0", 0, 0, 1, f"row {i}") for i in range(40)]
+    meta = {"d0": DocumentMeta("d0", "public", 1, datetime.date(2026, 1, 1))}
+    store = store_at(pg_cluster.dsn, "unit_bits")
+    try:
+        store.load(chunks, meta, vectors=raw)
+        rows = store._conn.execute(
+            "SELECT embedding FROM unit_bits.chunks ORDER BY id"
+        ).fetchall()
+        stored = np.array([row[0].to_numpy() for row in rows], dtype=np.float32)
+        assert stored.tobytes() == unit_rows(raw).tobytes()
+    finally:
+        store.close()
