@@ -210,10 +210,12 @@ def _top_rows(
     queries: np.ndarray,
     vectors: np.ndarray,
     positions: np.ndarray | None = None,
+    out: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top k of each row of ``proposed`` (column j is row ``positions[j]`` of
     ``vectors``, or row j without ``positions``; a row's id is its number), by score
-    descending then id ascending, padded with id -1.
+    descending then id ascending, padded with id -1: (ids, scores), written into
+    ``out`` when it is given.
 
     ``proposed`` comes from a matrix product, whose float32 results for one pair of
     vectors differ in the last bits with the shape of the batch and the position in it
@@ -224,8 +226,10 @@ def _top_rows(
     in one compiled loop (``select_rows``).
     """
     m = proposed.shape[0]
-    out_ids = np.empty((m, k), dtype=np.int64)
-    out_scores = np.empty((m, k), dtype=np.float32)
+    out_ids, out_scores = out or (
+        np.empty((m, k), dtype=np.int64),
+        np.empty((m, k), dtype=np.float32),
+    )
     ids = np.arange(vectors.shape[0])
     if positions is None:
         positions = ids
@@ -256,22 +260,10 @@ class ExactIndex:
         ids = np.empty((m, k), dtype=np.int64)
         best = np.empty((m, k), dtype=np.float32)
 
-        slack, numbers = _slack(self.dimension), np.arange(self.n)
-
         def rows(a: int, b: int) -> None:
-            # queries a to b - 1: scores proposed by one product, then selected (see
-            # _top_rows), straight into the result's rows
+            # queries a to b - 1, straight into the result's rows
             proposed = q[a:b] @ self.vectors.T
-            select_rows(
-                proposed,
-                numbers,
-                numbers,
-                q[a:b],
-                self.vectors,
-                slack,
-                ids[a:b],
-                best[a:b],
-            )
+            _top_rows(proposed, k, q[a:b], self.vectors, out=(ids[a:b], best[a:b]))
 
         # the batch goes in parts, one per CPU thread, each product on one BLAS thread
         # (see _one_blas_thread); a batch in one part may give a large product them all
