@@ -10,7 +10,8 @@
 ``ask`` answers from the bundled corpus, or from any folder of Markdown files, with
 citations; it prints the ranks and scores of the chunks it used and the result of the
 grounding checks. ``evaluate`` measures retrieval and answers on the labelled questions
-of the bundled corpus (``--split dev``, where choices are made, or ``test``), prints
+of the bundled corpus (``--split dev``, where choices are made, or ``test`` or
+``holdout``), prints
 every answer measure of :mod:`ragbook.answers` with its bootstrap interval, and draws
 recall against k.
 
@@ -222,10 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--split",
-        choices=("dev", "test"),
+        choices=("dev", "test", "holdout"),
         default="dev",
         help="the labelled questions to answer: dev (where choices are made; the "
-        "default) or test (for reporting a configuration chosen on dev)",
+        "default), test or holdout (for reporting a configuration chosen on dev)",
     )
     evaluate.add_argument(
         "--figure",

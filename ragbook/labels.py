@@ -39,7 +39,11 @@ __all__ = [
 ]
 
 STYLES = ("lexical", "paraphrase", "unanswerable")
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "test", "holdout")
+# the file of each split when no path is given: dev and test are questions.json; the
+# held-out questions, written after every choice of chapter 14 and read once at its
+# end, have a file of their own
+_FILES = {"dev": "questions.json", "test": "questions.json", "holdout": "holdout.json"}
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,7 @@ class Question:
     style: str
     evidence: tuple[Evidence, ...]
     answers: tuple[tuple[str, ...], ...] = ()  # the key: groups of accepted forms
-    split: str = ""  # "dev" or "test", fixed before any measurement
+    split: str = ""  # "dev", "test" or "holdout", fixed before any measurement
     options: tuple[str, ...] = ()  # "which of X or Y": the options, accepted first
 
     @property
@@ -248,7 +252,7 @@ def _check_absent(absent, documents: Mapping[str, Document], qid: str) -> None:
 
 
 def in_split(questions: Sequence[Question], split: str) -> list[Question]:
-    """The questions of one split ("dev" or "test"), in file order."""
+    """The questions of one split ("dev", "test" or "holdout"), in file order."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     chosen = [
@@ -267,15 +271,17 @@ def load_questions(
     split: str | None = None,
 ) -> list[Question]:
     """The labelled questions (by default the bundled ``ragbook/data/questions.json``)
-    against ``documents``; with ``split`` ("dev" or "test"), those of that split only.
+    against ``documents``; with ``split`` ("dev", "test" or "holdout"), those of that
+    split only. The bundled held-out questions are in ``ragbook/data/holdout.json``,
+    read when ``split`` is "holdout" and no ``path`` is given.
 
-    Choices are made on dev; test is for reporting what was chosen."""
+    Choices are made on dev; test and holdout are for reporting what was chosen."""
     if split is not None and split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS} or None, got {split!r}")
     if path is None:
-        raw = (resources.files("ragbook") / "data" / "questions.json").read_text(
-            encoding="utf-8"
-        )
+        raw = (
+            resources.files("ragbook") / "data" / _FILES.get(split, "questions.json")
+        ).read_text(encoding="utf-8")
     else:
         try:
             with open(path, encoding="utf-8") as handle:

@@ -206,3 +206,43 @@ def test_labels_name_each_required_question():
         "Which has more known moons, Saturn or Jupiter?",
     ]:
         assert required in texts, required
+
+
+# ---- the held-out questions -------------------------------------------------------
+HOLDOUT_RAW = json.loads(
+    (resources.files("ragbook") / "data" / "holdout.json").read_text(encoding="utf-8")
+)["questions"]
+
+
+def test_holdout_questions_load_and_are_all_held_out():
+    held = load_questions(DOCS.values(), split="holdout")
+    assert len(held) == len(HOLDOUT_RAW) >= 80
+    assert all(q.split == "holdout" for q in held)
+    # the file of questions.json has no held-out question, and the held-out file only
+    assert not [q for q in QUESTIONS if q.split == "holdout"]
+    assert [q.id for q in load_questions(DOCS.values())] == [r["id"] for r in RAW]
+
+
+def test_holdout_questions_are_new_and_cover_every_kind_and_article():
+    from ragbook.answers import correct
+
+    held = load_questions(DOCS.values(), split="holdout")
+    assert not {q.id for q in held} & {r["id"] for r in RAW}
+    asked = {r["question"].strip().lower() for r in RAW}
+    assert not [q.id for q in held if q.text.strip().lower() in asked]
+    answerable = [q for q in held if q.answerable]
+    assert sum(not q.answerable for q in held) >= 0.25 * len(held)
+    assert sum(len(q.doc_ids) >= 2 for q in answerable) >= 8
+    for doc_id in DOCS:
+        assert any(q.doc_ids == {doc_id} for q in answerable), doc_id
+        assert any(doc_id in r.get("absent", {}) for r in HOLDOUT_RAW), doc_id
+    for q in held:
+        assert q.text.endswith("?"), q.id
+        if q.answerable:
+            assert correct(q.answer, q), q.id
+        else:
+            assert correct("The sources do not contain it.", q), q.id
+    for r in HOLDOUT_RAW:
+        for piece in r["evidence"]:
+            for span in piece:
+                assert DOCS[span["doc"]].text.count(span["text"]) == 1, r["id"]
