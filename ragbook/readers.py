@@ -17,7 +17,7 @@ The readers differ only in the score:
 :class:`FallbackReader` combines two readers: the second answers when the first
 refuses. :class:`SubjectCheck` refuses an answer about another subject than the
 question's; :class:`RelevanceCheck` one whose sentence is not close enough in meaning to
-the question.
+the question; :class:`ModelCheck` one that a language model says does not answer it.
 
 Both take half a point from a sentence without a number when the question asks for a
 quantity or a date. Their default abstention scores, :data:`LEXICAL_ABSTAIN_BELOW` (a
@@ -52,6 +52,8 @@ __all__ = [
     "FallbackReader",
     "SubjectCheck",
     "RelevanceCheck",
+    "ModelCheck",
+    "labelled_answer",
 ]
 
 LEXICAL_ABSTAIN_BELOW = 0.5  # coverage share below which the lexical reader abstains
@@ -472,6 +474,16 @@ class SubjectCheck:
 _END_AFTER_CITATION = re.compile(r"\s+([.!?])$")
 
 
+def labelled_answer(prompt: Prompt, answer: str) -> str:
+    """An answer as a reader of it sees a source sentence: citations removed, after
+    the label of the first source it cites (``"Mercury: It takes 87.969 days."``)."""
+    cited = [n for n in citations(answer) if 1 <= n <= len(prompt.sources)]
+    sentence = _END_AFTER_CITATION.sub(
+        r"\1", " ".join(CITATION.sub(" ", answer).split())
+    )
+    return f"{prompt.sources[cited[0] - 1].label}: {sentence}" if cited else sentence
+
+
 class RelevanceCheck:
     """A reader's answer, refused when its sentence is not close enough in meaning to
     the question (chapter 14).
@@ -523,14 +535,7 @@ class RelevanceCheck:
     def similarity(self, prompt: Prompt, answer: str) -> float:
         """The cosine between the question and the answer's sentence, labelled with the
         first source it cites."""
-        cited = [n for n in citations(answer) if 1 <= n <= len(prompt.sources)]
-        sentence = _END_AFTER_CITATION.sub(
-            r"\1", " ".join(CITATION.sub(" ", answer).split())
-        )
-        shown = (
-            f"{prompt.sources[cited[0] - 1].label}: {sentence}" if cited else sentence
-        )
-        return self.judge.similarity(prompt.question, shown)
+        return self.judge.similarity(prompt.question, labelled_answer(prompt, answer))
 
     def __call__(self, prompt: Prompt) -> str:
         answer = self.reader(prompt)
@@ -539,6 +544,61 @@ class RelevanceCheck:
             return answer
         self.last_similarity = self.similarity(prompt, answer)
         if self.last_similarity < self.refuse_below:
+            self.refused += 1
+            return ABSTAIN
+        return answer
+
+
+class ModelCheck:
+    """A reader's answer, kept only when a language model says it answers the question
+    (chapter 14: answer, then verify).
+
+    The answer's sentence, labelled as :func:`labelled_answer` shows it, goes to
+    ``model.relevance(question, passage)`` (a :class:`~ragbook.llm.LocalModel`'s
+    logit(Yes) - logit(No) for "does the passage answer the question?"); below
+    ``refuse_below`` the answer becomes :data:`~ragbook.generators.ABSTAIN`. The
+    default, 0, refuses exactly when the model finds No likelier than Yes, a threshold
+    fixed before any measurement. A refusal passes unchanged.
+
+    The subject check asks whether the sentence is about the question's subject, the
+    relevance check how close in meaning it is; this one asks whether it states the fact
+    asked for, which a neighbouring fact about the right subject does not.
+    ``last_score`` is the last answer's score (None after a refusal); ``refused``
+    counts the answers it refused.
+    """
+
+    def __init__(
+        self, reader: Callable[[Prompt], str], model, refuse_below: float = 0.0
+    ):
+        if not callable(reader):
+            raise TypeError(
+                f"reader must be callable (a prompt in, an answer out), got {reader!r}"
+            )
+        if not callable(getattr(model, "relevance", None)):
+            raise TypeError(
+                "model must have a relevance(question, passage) method that scores "
+                f"whether the passage answers (a LocalModel), got {model!r}"
+            )
+        self.reader, self.model = reader, model
+        self.refuse_below = validate.real(
+            refuse_below, "refuse_below (a difference of logits)"
+        )
+        self.last_score: float | None = None
+        self.refused = 0
+        _keep_window(self, reader)
+
+    def __repr__(self) -> str:
+        return f"ModelCheck({self.reader!r}, refuse_below={self.refuse_below})"
+
+    def __call__(self, prompt: Prompt) -> str:
+        answer = self.reader(prompt)
+        self.last_score = None
+        if is_refusal(answer):
+            return answer
+        self.last_score = float(
+            self.model.relevance(prompt.question, labelled_answer(prompt, answer))
+        )
+        if self.last_score < self.refuse_below:
             self.refused += 1
             return ABSTAIN
         return answer

@@ -558,3 +558,80 @@ def test_relevance_check_rejects_bad_arguments_and_keeps_the_window():
             return 1
 
     assert RelevanceCheck(Windowed(["x"]), judge).budget() == 5
+
+
+# ---- an answer the model says does not answer is refused (ModelCheck) -------------
+class _Judge:
+    """A stand-in for LocalModel.relevance: fixed scores by passage, and a log of what
+    it was asked."""
+
+    def __init__(self, scores):
+        self.scores, self.asked = scores, []
+
+    def relevance(self, question, passage):
+        self.asked.append((question, passage))
+        return self.scores[passage]
+
+
+def test_model_check_asks_about_the_labelled_sentence_and_refuses_below_zero():
+    from ragbook.generators import ScriptedGenerator
+    from ragbook.readers import ModelCheck
+
+    prompt = build_prompt(QUESTION, SOURCES)
+    judge = _Judge(
+        {
+            "Venus, Orbit: It orbits the Sun every 224.7 days.": 2.5,
+            "Venus, Rotation: A solar day lasts 117 days.": -1.25,
+            "Venus is hot.": 0.0,
+        }
+    )
+    kept = ModelCheck(
+        ScriptedGenerator(["It orbits the Sun every 224.7 days [1]."]), judge
+    )
+    assert kept(prompt) == "It orbits the Sun every 224.7 days [1]."
+    assert kept.last_score == 2.5 and kept.refused == 0
+    # the model was asked the question and the sentence under its source's label
+    assert judge.asked[-1] == (
+        QUESTION,
+        "Venus, Orbit: It orbits the Sun every 224.7 days.",
+    )
+    # No likelier than Yes: refused
+    refused = ModelCheck(ScriptedGenerator(["A solar day lasts 117 days [2]."]), judge)
+    assert refused(prompt) == ABSTAIN
+    assert refused.last_score == -1.25 and refused.refused == 1
+    # a tie is kept (the threshold is inclusive); an uncited answer has no label
+    assert ModelCheck(ScriptedGenerator(["Venus is hot."]), judge)(prompt) == (
+        "Venus is hot."
+    )
+    # a threshold of its own
+    strict = ModelCheck(
+        ScriptedGenerator(["It orbits the Sun every 224.7 days [1]."]), judge, 3.0
+    )
+    assert strict(prompt) == ABSTAIN
+    # a refusal passes unchanged, and the model is not asked
+    asked = len(judge.asked)
+    refusing = ModelCheck(ScriptedGenerator(["The sources do not say."]), judge)
+    assert refusing(prompt) == "The sources do not say."
+    assert refusing.last_score is None and len(judge.asked) == asked
+
+
+def test_model_check_rejects_bad_arguments_and_keeps_the_window():
+    from ragbook.generators import ScriptedGenerator
+    from ragbook.readers import ModelCheck
+
+    judge = _Judge({})
+    with pytest.raises(TypeError, match="reader must be callable"):
+        ModelCheck("combined", judge)
+    with pytest.raises(TypeError, match="relevance"):
+        ModelCheck(ScriptedGenerator(["x"]), object())
+    with pytest.raises(TypeError, match="refuse_below"):
+        ModelCheck(ScriptedGenerator(["x"]), judge, "0")
+
+    class Windowed(ScriptedGenerator):
+        def budget(self):
+            return 5
+
+        def count(self, text):
+            return 1
+
+    assert ModelCheck(Windowed(["x"]), judge).budget() == 5
