@@ -446,7 +446,8 @@ class RAGPipeline:
                 self._generate = ModelQuoteReader(LLMGenerator(local))
             else:
                 self._generate = self._combined(
-                    ModelQuoteReader(LLMGenerator(local, examples=WORKED_EXAMPLES))
+                    ModelQuoteReader(LLMGenerator(local, examples=WORKED_EXAMPLES)),
+                    local,
                 )
         elif self.generator is None:
             self.reader_abstain_below = (
@@ -464,13 +465,19 @@ class RAGPipeline:
             self._generate = self.generator
         return len(self.chunks)
 
-    def _combined(self, quoting) -> Callable[[Prompt], str]:
+    def _combined(self, quoting, model) -> Callable[[Prompt], str]:
         """Chapter 14's choice on dev: the model's answer (after the two worked
         examples) quoted, the semantic reader when the model refuses, each refused when
         it is about another subject than the question (the documents' titles are the
-        subjects)."""
+        subjects), and the answer refused when ``model`` says its sentence does not
+        answer the question (:class:`~ragbook.readers.ModelCheck`)."""
         from .embedder import load_minilm
-        from .readers import FallbackReader, SemanticExtractiveGenerator, SubjectCheck
+        from .readers import (
+            FallbackReader,
+            ModelCheck,
+            SemanticExtractiveGenerator,
+            SubjectCheck,
+        )
 
         self.reader_abstain_below = (
             SEMANTIC_ABSTAIN_BELOW if self.abstain_below is None else self.abstain_below
@@ -480,9 +487,12 @@ class RAGPipeline:
         )
         titles = [d.title.removeprefix("The ") for d in self.documents if d.title]
         if not titles:
-            return FallbackReader(quoting, semantic)
-        return FallbackReader(
-            SubjectCheck(quoting, titles), SubjectCheck(semantic, titles)
+            return ModelCheck(FallbackReader(quoting, semantic), model)
+        return ModelCheck(
+            FallbackReader(
+                SubjectCheck(quoting, titles), SubjectCheck(semantic, titles)
+            ),
+            model,
         )
 
     def answer(

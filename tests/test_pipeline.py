@@ -136,6 +136,7 @@ def test_cli_ask_and_errors(tmp_path, capsys):
     assert main(["ask", "x?", "--documents", str(tmp_path / "missing")]) == 2
     assert "not a folder" in capsys.readouterr().err
     assert main(["ask", "x?", "--probes", "3"]) == 2
+    assert main(["ask", "x?", "--probes", "1"]) == 2  # named, so it must apply
     with pytest.raises(SystemExit) as exit_info:
         main(["ask", "x?", "-k", "0"])
     assert exit_info.value.code == 2
@@ -279,7 +280,12 @@ def test_the_default_reader_is_combined_where_the_model_runs_and_named_when_not(
 
 
 def test_the_combined_reader_is_built_from_its_parts(tmp_path):
-    from ragbook.readers import WORKED_EXAMPLES, FallbackReader, SubjectCheck
+    from ragbook.readers import (
+        WORKED_EXAMPLES,
+        FallbackReader,
+        ModelCheck,
+        SubjectCheck,
+    )
 
     documents = [
         "# Vega\n\nVega is a bright star in Lyra.\n",
@@ -287,10 +293,15 @@ def test_the_combined_reader_is_built_from_its_parts(tmp_path):
     ]
     pipeline = RAGPipeline(reader="combined", retriever="bm25")
     pipeline.index(documents, names=["vega", "altair"])
-    reader = pipeline._generate
+    check = pipeline._generate
+    # the model checks the answer last, refusing when No is likelier than Yes, and the
+    # model that checks is the one that reads
+    assert isinstance(check, ModelCheck) and check.refuse_below == 0
+    reader = check.reader
     assert isinstance(reader, FallbackReader)
     assert reader.second.reader.abstain_below == SEMANTIC_ABSTAIN_BELOW
     model = reader.first.reader.generator
+    assert check.model is model.model
     # the model reads after the two worked examples, each its question and its answer
     assert len(model.examples) == len(WORKED_EXAMPLES) == 2
     for (shown, answer), (prompt, expected) in zip(model.examples, WORKED_EXAMPLES):
@@ -302,3 +313,18 @@ def test_the_combined_reader_is_built_from_its_parts(tmp_path):
     assert pipeline.reader_abstain_below == SEMANTIC_ABSTAIN_BELOW
     with pytest.raises(ValueError, match="llm, quote and combined readers only"):
         RAGPipeline(reader="semantic", model="qwen2.5-0.5b")
+
+
+def test_the_tool_probes_four_lists_by_default_and_never_more_than_there_are():
+    from ragbook import cli
+
+    def probes(*extra):
+        args = cli.build_parser().parse_args(
+            ["ask", "Q?", "--reader", "lexical", "--retriever", "lsa", *extra]
+        )
+        cli.resolve_defaults(args)
+        return cli._pipeline(args).probes
+
+    assert probes("--lists", "16") == 4  # chapter 7's choice on the dev questions
+    assert probes("--lists", "3") == 3
+    assert probes("--lists", "16", "--probes", "2") == 2
