@@ -182,6 +182,22 @@ def test_evaluate_answers_one_split_with_intervals(tmp_path):
     )
 
 
+def test_evaluate_reads_the_held_out_questions_from_their_own_file(tmp_path):
+    import json
+    from importlib import resources
+
+    out = io.StringIO()
+    arguments = ["evaluate", "--split", "holdout", "--retriever", "bm25"]
+    arguments += ["--reader", "lexical", "--figure", str(tmp_path / "figure.png")]
+    assert main(arguments, out=out) == 0
+    held = json.loads(
+        (resources.files("ragbook") / "data" / "holdout.json").read_text("utf-8")
+    )["questions"]
+    assert f"{len(held)} holdout questions" in out.getvalue()
+    refused = re.search(r"refused (\d+) of (\d+) unanswerable", out.getvalue())
+    assert int(refused.group(2)) == sum(not r["answers"] for r in held)
+
+
 def test_evaluate_refuses_an_unknown_split(capsys):
     with pytest.raises(SystemExit):
         main(["evaluate", "--split", "train"])
