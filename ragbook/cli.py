@@ -11,9 +11,8 @@
 citations; it prints the ranks and scores of the chunks it used and the result of the
 grounding checks. ``evaluate`` measures retrieval and answers on the labelled questions
 of the bundled corpus (``--split dev``, where choices are made, or ``test`` or
-``holdout``), prints
-every answer measure of :mod:`ragbook.answers` with its bootstrap interval, and draws
-recall against k.
+``holdout``), prints every answer measure of :mod:`ragbook.answers` with its bootstrap
+interval, and draws recall against k.
 
 The defaults are the configuration chapter 14 measures best on its dev questions:
 hybrid retrieval (BM25 fused with MiniLM), on the bundled corpus the astronomy
@@ -21,14 +20,14 @@ glossary, and the combined reader (the 1.5B model reads, after two worked exampl
 the source sentence that says what it said answers; when the model refuses, the
 semantic reader answers; an answer about another subject than the question's is
 refused, and so is one whose sentence the model says does not answer the question).
-Where the language model
-cannot run, the default reader is the best without one, semantic, and the output says
-so. (The readers ``--reader llm`` and ``--reader quote``, measured below both there,
-use BM25 by default, the retrieval they were measured with.) The MiniLM vectors of the
-chunks are computed on the first run (about 13 s for the bundled corpus) and read from
-the cache afterwards (``--no-cache`` turns that off); on a terminal, the work that takes
-more than a second reports on standard error what it is doing and how far it is
-(:mod:`ragbook.progress`). ``--retriever bm25 --reader lexical`` needs no model at all.
+Where the language model cannot run, the default reader is the best without one,
+semantic, and the output says so. (The readers ``--reader llm`` and ``--reader quote``,
+measured below both there, use BM25 by default, the retrieval they were measured
+with.) The MiniLM vectors of the chunks are computed on the first run (about 13 s for
+the bundled corpus) and read from the cache afterwards (``--no-cache`` turns that off);
+on a terminal, the work that takes more than a second reports on standard error what it
+is doing and how far it is (:mod:`ragbook.progress`). ``--retriever bm25 --reader
+lexical`` needs no model at all.
 
 ``--reader llm`` answers with a local language model (``--model NAME|PATH``, default
 :data:`ragbook.llm.DEFAULT_MODEL`; ``make llm`` installs it): the answer is printed as
