@@ -10,7 +10,7 @@ import pytest
 from ragbook.cli import main
 from ragbook.documents import load_corpus
 from ragbook.embedder import CachedEncoder, cache_directory
-from ragbook.generators import ABSTAIN
+from ragbook.generators import ABSTAIN, ScriptedGenerator
 from ragbook.readers import SemanticExtractiveGenerator
 from ragbook.glossary import ASTRONOMY, Glossary
 from ragbook.labels import load_questions
@@ -452,6 +452,17 @@ def test_fallback_reader_keeps_the_first_readers_window_and_rejects_non_readers(
         FallbackReader(ScriptedGenerator(["x"]), "semantic")
 
 
+class _Windowed(ScriptedGenerator):
+    """A reader with a context window of 5 tokens, one per text: a check wrapped
+    around it must report the same window."""
+
+    def budget(self):
+        return 5
+
+    def count(self, text):
+        return 1
+
+
 # ---- an answer about another subject is refused (SubjectCheck) --------------------
 def test_subject_check_refuses_an_answer_about_another_subject():
     from ragbook.generators import ScriptedGenerator
@@ -496,14 +507,7 @@ def test_subject_check_rejects_bad_subjects_and_keeps_the_window():
     with pytest.raises(TypeError, match="reader must be callable"):
         SubjectCheck("semantic", ["Mars"])
 
-    class Windowed(ScriptedGenerator):
-        def budget(self):
-            return 5
-
-        def count(self, text):
-            return 1
-
-    assert SubjectCheck(Windowed(["x"]), ["Mars"]).budget() == 5
+    assert SubjectCheck(_Windowed(["x"]), ["Mars"]).budget() == 5
 
 
 # ---- an answer far from the question is refused (RelevanceCheck) ------------------
@@ -550,14 +554,7 @@ def test_relevance_check_rejects_bad_arguments_and_keeps_the_window():
     with pytest.raises(ValueError, match="refuse_below"):
         RelevanceCheck(ScriptedGenerator(["x"]), judge, 1.5)
 
-    class Windowed(ScriptedGenerator):
-        def budget(self):
-            return 5
-
-        def count(self, text):
-            return 1
-
-    assert RelevanceCheck(Windowed(["x"]), judge).budget() == 5
+    assert RelevanceCheck(_Windowed(["x"]), judge).budget() == 5
 
 
 # ---- an answer the model says does not answer is refused (ModelCheck) -------------
@@ -627,11 +624,4 @@ def test_model_check_rejects_bad_arguments_and_keeps_the_window():
     with pytest.raises(TypeError, match="refuse_below"):
         ModelCheck(ScriptedGenerator(["x"]), judge, "0")
 
-    class Windowed(ScriptedGenerator):
-        def budget(self):
-            return 5
-
-        def count(self, text):
-            return 1
-
-    assert ModelCheck(Windowed(["x"]), judge).budget() == 5
+    assert ModelCheck(_Windowed(["x"]), judge).budget() == 5
