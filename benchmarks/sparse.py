@@ -59,6 +59,7 @@ from ir_measures import RR, R, nDCG
 from ragbook.bm25 import BM25
 from ragbook.formats import read_beir
 from ragbook.ranking import top_k
+from ragbook.retrieval import Hit
 from ragbook.text import Analyzer
 
 K1, B = 1.5, 0.75
@@ -161,11 +162,20 @@ def distinct(tokens):
 # --- part 1: effectiveness ------------------------------------------------------------
 
 
+def pairs(ranking) -> list[tuple[int, float]]:
+    """A ranking as (document index, score) pairs: ragbook's retrievers return
+    :class:`~ragbook.retrieval.Hit` records, bm25s two arrays zipped into pairs."""
+    return [
+        (hit.chunk_id, hit.score) if isinstance(hit, Hit) else (int(hit[0]), hit[1])
+        for hit in ranking
+    ]
+
+
 def evaluate(qrels, qids, doc_ids, rankings) -> dict:
-    """ir_measures aggregates of a run given as, per query, (document index, score)
-    pairs."""
+    """ir_measures aggregates of a run given as, per query, a list of hits or of
+    (document index, score) pairs."""
     run = {
-        q: {doc_ids[int(i)]: float(s) for i, s in ranking}
+        q: {doc_ids[int(i)]: float(s) for i, s in pairs(ranking)}
         for q, ranking in zip(qids, rankings)
     }
     values = ir_measures.calc_aggregate(MEASURES, qrels, run)
@@ -264,7 +274,8 @@ def part1(folder):
             float(np.max(np.abs(s_rb[top] - expected) / np.maximum(expected, 1e-9))),
         )
     same_top10 = sum(
-        [i for i, _ in r[:10]] == [int(x) for x in d[:10]] for r, d in zip(run_d, docs)
+        [hit.chunk_id for hit in r[:10]] == [int(x) for x in d[:10]]
+        for r, d in zip(run_d, docs)
     )
     with_rep = sum(len(set(q)) < len(q) for q in query_tokens)
     n_empty = sum(not q for q in query_tokens)
