@@ -23,8 +23,9 @@ import numpy as np
 
 from . import validate
 from .index import InvertedIndex
-from .ranking import top_k, top_k_arrays
-from .retrieval import Hit
+from .pruning import maxscore, slack
+from .ranking import _candidates, top_k_arrays
+from .retrieval import Hit, as_hits
 from .text import analyze
 
 __all__ = ["BM25", "lucene_idf", "rsj_idf"]
@@ -49,7 +50,9 @@ class BM25:
 
     Every posting's contribution idf * f (k1 + 1) / (f + K) is computed once, at
     construction, and stored as float32 beside the postings; a query adds up the slices
-    of its terms.
+    of its terms. Each term's largest contribution, its upper bound, is kept too:
+    :meth:`search` uses the bounds to skip chunks that cannot enter the top k
+    (MaxScore, :mod:`ragbook.pruning`), with the same hits as scoring every posting.
     """
 
     def __init__(
@@ -98,6 +101,14 @@ class BM25:
         self.weights = (
             per_posting_idf * f * (k1 + 1) / (f + norm[index.doc_ids])
         ).astype(np.float32)
+        # Each term's largest and smallest contribution (the index has no term without
+        # postings): pruning needs the largest, and every contribution positive.
+        starts = self.indptr[:-1]
+        if self.weights.size:
+            self.upper_bounds = np.maximum.reduceat(self.weights, starts)
+            self._lowest = np.minimum.reduceat(self.weights, starts)
+        else:
+            self.upper_bounds = self._lowest = np.zeros(0, dtype=np.float32)
 
     @classmethod
     def from_texts(
@@ -153,20 +164,100 @@ class BM25:
         query: str | Sequence[str],
         k: int = 10,
         allowed: Iterable[int] | None = None,
+        pruning: bool = True,
     ) -> list[Hit]:
         """The top k chunks as hits, ties by chunk id; ``allowed`` filters before
-        ranking (see :mod:`ragbook.retrieval`)."""
-        return top_k(self.scores(query), k, allowed)
+        ranking (see :mod:`ragbook.retrieval`).
+
+        With ``pruning`` (the default) the chunks that cannot enter the top k are
+        skipped (MaxScore, :mod:`ragbook.pruning`); ``pruning=False`` scores every
+        posting of every query term, then selects. Both give the same hits, to the
+        bit."""
+        ids, values = self.search_arrays(query, k, allowed, pruning)
+        return as_hits(zip(ids.tolist(), values.tolist()))
 
     def search_arrays(
         self,
         query: str | Sequence[str],
         k: int = 10,
         allowed: Iterable[int] | None = None,
+        pruning: bool = True,
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`search` as two arrays (chunk ids, scores), for callers that rank many
         queries."""
-        return top_k_arrays(self.scores(query), k, allowed)
+        pruning = validate.flag(pruning, "pruning")
+        if not pruning:
+            return top_k_arrays(self.scores(query), k, allowed)
+        return self._maxscore(query, k, allowed)[:2]
+
+    def postings_read(
+        self,
+        query: str | Sequence[str],
+        k: int = 10,
+        allowed: Iterable[int] | None = None,
+    ) -> tuple[int, int]:
+        """(postings MaxScore reads for the top k, postings exhaustive scoring reads):
+        the second is the sum of the query terms' document frequencies."""
+        exhaustive = sum(
+            int(self.indptr[i + 1] - self.indptr[i]) for i in self.term_ids(query)
+        )
+        return self._maxscore(query, k, allowed)[2], exhaustive
+
+    def _maxscore(self, query, k, allowed):
+        """(ids, scores, postings read) of the top k by MaxScore, or by exhaustive
+        scoring (every posting read) where the bounds do not hold: a query term with
+        a contribution that is not positive and finite, or a sum of bounds beyond
+        float32."""
+        terms = np.array(self.term_ids(query), dtype=np.int64)
+        k = validate.k(k)
+        candidates = None if allowed is None else _candidates(self.n_chunks, allowed)
+        starts, ends = self.indptr[terms], self.indptr[terms + 1]
+        bounds = self.upper_bounds[terms].astype(np.float64)
+        widen = slack(terms.size)
+        if (
+            terms.size == 0
+            or not np.all(self._lowest[terms] > 0)
+            or not np.all(np.isfinite(bounds))
+            or bounds.sum() * widen > np.finfo(np.float32).max
+        ):
+            ids, values = top_k_arrays(self.scores(query), k, candidates)
+            return ids, values, int((ends - starts).sum())
+        if candidates is None:
+            flags = np.zeros(0, dtype=np.uint8)
+        else:
+            flags = np.zeros(self.n_chunks, dtype=np.uint8)
+            flags[candidates] = 1
+        size = min(k, self.n_chunks)
+        ids = np.empty(size, dtype=np.int64)
+        values = np.empty(size, dtype=np.float32)
+        found, read = maxscore(
+            self.doc_ids,
+            self.weights,
+            starts,
+            ends,
+            bounds,
+            self.n_chunks,
+            flags,
+            size,
+            widen,
+            ids,
+            values,
+        )
+        if found < size:
+            # every matching chunk is in; chunks without a query term follow, score 0,
+            # in id order
+            matched = np.sort(ids[:found])
+            pool = (
+                np.arange(min(self.n_chunks, size))
+                if candidates is None
+                else candidates[:size]
+            )
+            zeros = np.setdiff1d(pool, matched, assume_unique=True)[: size - found]
+            ids = np.concatenate([ids[:found], zeros])
+            values = np.concatenate(
+                [values[:found], np.zeros(zeros.size, dtype=np.float32)]
+            )
+        return ids, values, int(read)
 
     def explain(self, query: str | Sequence[str], chunk_id: int) -> dict[str, float]:
         """Each query term's contribution to one chunk's score (0 for terms the chunk

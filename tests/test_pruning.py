@@ -1,0 +1,147 @@
+"""BM25's top k with MaxScore pruning against exhaustive scoring, to the bit, and
+against bm25s, an independent implementation of the same BM25."""
+
+import bm25s
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ragbook.bm25 import BM25, rsj_idf
+from ragbook.pruning import slack
+
+VOCABULARY = list("abcdefgh")  # few terms, so that many chunks tie
+
+chunk = st.lists(st.sampled_from(VOCABULARY), min_size=0, max_size=12)
+corpus = st.lists(chunk, min_size=1, max_size=40).filter(lambda c: any(c))
+query = st.lists(st.sampled_from(VOCABULARY + ["zz"]), min_size=1, max_size=6)
+parameters = st.fixed_dictionaries(
+    {
+        "k1": st.sampled_from([0.0, 0.9, 1.2, 1.5, 3.0]),
+        "b": st.sampled_from([0.0, 0.4, 0.75, 1.0]),
+        "count_repeats": st.booleans(),
+    }
+)
+
+
+def allowed_subsets(n):
+    return st.one_of(st.none(), st.lists(st.integers(0, n - 1), min_size=0, max_size=n))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), chunks=corpus, terms=query, params=parameters)
+def test_pruned_top_k_is_the_exhaustive_top_k_to_the_bit(data, chunks, terms, params):
+    model = BM25.from_tokens(chunks, **params)
+    k = data.draw(st.integers(1, len(chunks) + 3), label="k")
+    allowed = data.draw(allowed_subsets(len(chunks)), label="allowed")
+    pruned = model.search(terms, k, allowed)
+    exhaustive = model.search(terms, k, allowed, pruning=False)
+    # Hit records compare ids, scores (floats, so to the bit) and ranks
+    assert pruned == exhaustive
+    ids, scores = model.search_arrays(terms, k, allowed)
+    ids_x, scores_x = model.search_arrays(terms, k, allowed, pruning=False)
+    assert ids.dtype == ids_x.dtype and scores.dtype == scores_x.dtype
+    assert np.array_equal(ids, ids_x) and np.array_equal(scores, scores_x)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), chunks=corpus, terms=query)
+def test_negative_weights_are_ranked_as_exhaustive_scoring_ranks_them(
+    data, chunks, terms
+):
+    # the classic RSJ weight is negative for a term in more than half the chunks:
+    # upper bounds no longer hold, and the search must still agree
+    model = BM25.from_tokens(chunks, idf=rsj_idf)
+    k = data.draw(st.integers(1, len(chunks) + 1), label="k")
+    allowed = data.draw(allowed_subsets(len(chunks)), label="allowed")
+    assert model.search(terms, k, allowed) == model.search(
+        terms, k, allowed, pruning=False
+    )
+
+
+def zipf_corpus(n_chunks, seed):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 60, size=n_chunks)
+    ranks = rng.zipf(1.3, size=int(lengths.sum())) % 3000
+    words = [f"w{r}" for r in ranks.tolist()]
+    ends = np.cumsum(lengths).tolist()
+    return [words[a:b] for a, b in zip([0] + ends[:-1], ends)], rng
+
+
+def test_pruning_skips_postings_and_keeps_every_hit_on_a_zipf_corpus():
+    chunks, rng = zipf_corpus(3000, seed=7)
+    model = BM25.from_tokens(chunks)
+    read = scanned = 0
+    for _ in range(200):
+        terms = [f"w{r}" for r in (rng.zipf(1.3, size=rng.integers(1, 8)) % 3000)]
+        k = int(rng.choice([1, 5, 10, 100]))
+        assert model.search(terms, k) == model.search(terms, k, pruning=False)
+        pruned, exhaustive = model.postings_read(terms, k)
+        assert pruned <= exhaustive
+        read, scanned = read + pruned, scanned + exhaustive
+    # the point of pruning: far fewer postings read than the query terms hold
+    assert read < 0.5 * scanned
+
+
+def reference_scores(chunks, terms, k1, b):
+    """bm25s's scores (method "lucene", the same idf) of every chunk, times k1 + 1 as
+    ragbook's scores are (see ragbook.bm25), in float64."""
+    retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy")
+    retriever.index(chunks, show_progress=False)
+    known = [t for t in dict.fromkeys(terms) if any(t in c for c in chunks)]
+    if not known:
+        return np.zeros(len(chunks))
+    return retriever.get_scores(known).astype(np.float64) * (k1 + 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.data(),
+    chunks=st.lists(
+        st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=12),
+        min_size=2,
+        max_size=40,
+    ),
+    terms=query,
+    k1=st.sampled_from([0.9, 1.2, 1.5]),
+    b=st.sampled_from([0.4, 0.75]),
+)
+def test_pruned_top_k_is_bm25s_top_k(data, chunks, terms, k1, b):
+    model = BM25.from_tokens(chunks, k1=k1, b=b)
+    k = data.draw(st.integers(1, len(chunks)), label="k")
+    allowed = data.draw(allowed_subsets(len(chunks)), label="allowed")
+    expected = reference_scores(chunks, terms, k1, b)
+    pool = np.arange(len(chunks)) if allowed is None else np.unique(allowed)
+    hits = model.search(terms, k, allowed)
+    assert len(hits) == min(k, pool.size)
+    ids = [hit.chunk_id for hit in hits]
+    assert set(ids) <= set(pool.tolist()) and len(set(ids)) == len(ids)
+    # every score is bm25s's (float32 rounding apart), best first
+    found = np.array([hit.score for hit in hits])
+    assert found == pytest.approx(expected[ids], rel=1e-5, abs=1e-6)
+    assert all(a >= b for a, b in zip(found, found[1:]))
+    # and no chunk left out scores above the last one kept
+    left_out = np.setdiff1d(pool, ids)
+    if hits and left_out.size:
+        assert expected[left_out].max() <= hits[-1].score * (1 + 1e-5) + 1e-6
+
+
+def test_pruning_must_be_true_or_false():
+    model = BM25.from_tokens([["a", "b"], ["b", "c"]])
+    with pytest.raises(TypeError, match="pruning must be True or False"):
+        model.search("b", 1, pruning="no")
+
+
+def test_bad_k_and_allowed_are_refused_with_pruning_as_without():
+    model = BM25.from_tokens([["a", "b"], ["b", "c"]])
+    for pruning in (True, False):
+        with pytest.raises(ValueError, match="k"):
+            model.search(["b"], 0, pruning=pruning)
+        with pytest.raises(ValueError, match="outside the collection"):
+            model.search(["b"], 1, allowed=[5], pruning=pruning)
+
+
+def test_the_widening_covers_float32_rounding_of_the_sum():
+    # (m + 1) units of 2^-23 for an m-term query: a float32 sum of m positive
+    # values exceeds the exact sum by less than m - 1 units of 2^-24 of it
+    assert slack(1) == 1 + 2 * 2.0**-23
+    assert slack(5) == 1 + 6 * 2.0**-23
