@@ -154,6 +154,37 @@ DOCUMENTED_KEYS = {
     ],
 }
 
+# The figures of pruned search that sparse.py writes since BM25.search prunes by
+# MaxScore: every results file it writes now has them (tests/test_benchmark_quick.py
+# checks a --quick run), and a sparse.json measured before lacks them.
+SPARSE_PRUNING_KEYS = [
+    "quick",
+    "beir.effectiveness.systems.ragbook_bm25s_tokens_exhaustive.ndcg_at_10",
+    "beir.effectiveness.pruned_minus_exhaustive_ndcg_at_10",
+    "beir.effectiveness.pruned_runs_identical_to_exhaustive.top_10",
+    "beir.effectiveness.pruned_runs_identical_to_exhaustive.top_1000",
+    "beir.speed.ragbook_search_breakdown_us_per_query.*.search_exhaustive",
+] + [
+    f"{section}.{key}"
+    for section in ("beir.speed", "synthetic.sizes.*")
+    for key in (
+        "systems.ragbook_exhaustive.queries_per_s_k10",
+        "systems.ragbook_exhaustive.queries_per_s_k1000",
+        "systems.bm25s_numba.queries_per_s_k10",
+        "systems.bm25s_numba.queries_per_s_k1000",
+        "ratios.ragbook/ragbook_exhaustive.queries_per_s_k10",
+        "ratios.ragbook/bm25s_numba.queries_per_s_k10",
+        "postings_read.k10.pruned",
+        "postings_read.k10.exhaustive",
+        "postings_read.k10.share",
+        "postings_read.k1000.pruned",
+        "postings_read.k1000.exhaustive",
+        "postings_read.k1000.share",
+        "identical_hits.k10",
+        "identical_hits.k1000",
+    )
+]
+
 
 def load_results(folder: str = RESULTS_DIR) -> dict[str, dict]:
     """The parsed results files, by benchmark name ("sparse", "vectors")."""
@@ -266,6 +297,7 @@ def run_lines(name: str, data: dict) -> list[str]:
 EFFECTIVENESS_LABELS = {
     "ragbook_analyzer": 'ragbook BM25, `Analyzer(stemmer="english")`',
     "ragbook_bm25s_tokens": "ragbook BM25 on bm25s's tokens (distinct query terms)",
+    "ragbook_bm25s_tokens_exhaustive": "the same, `pruning=False`",
     "bm25s": "bm25s (lucene) on the same tokens",
     "ragbook_bm25s_tokens_count_repeats": (
         "ragbook on bm25s's tokens, `count_repeats=True`"

@@ -5,10 +5,14 @@ Run from the project root:
     .venv/bin/python benchmarks/sparse.py /path/to/beir/scifact
         [--synthetic 100000 1000000] [--skip-synthetic]
         [--output benchmarks/results/sparse.json | --no-output] [--note TEXT]
+    .venv/bin/python benchmarks/sparse.py --quick [--output PATH]
 
 It prints plain-text tables and writes every figure to a JSON file (default
 benchmarks/results/sparse.json, structure in benchmarks/README.md); the BEIR folder is
-only read, and no bytecode is written:
+only read, and no bytecode is written. ragbook is timed twice: its default search,
+which skips the chunks that cannot enter the top k (MaxScore), and the same search
+with pruning=False, which scores every posting; bm25s runs with its numpy and its numba
+backends.
 
 1. effectiveness on the BEIR test split (nDCG@10, R@100, RR@10 with ir_measures on
    top-1000 runs), beside published figures (hard-coded, taken from the dataset's
@@ -18,6 +22,11 @@ only read, and no bytecode is written:
    and peak memory while building;
 3. the same on seeded synthetic Zipf corpora (100,000 and 1,000,000 documents by
    default).
+
+--quick runs every part in seconds on small synthetic data (a BEIR folder of 1,500
+synthetic documents written to a temporary folder, then 2,000 and 4,000 documents), one
+repeat each, so that a test can check that the script still runs and writes every
+documented key; its timings say nothing about speed.
 """
 
 from __future__ import annotations
@@ -41,8 +50,10 @@ from harness import (  # noqa: E402  (the benchmarks' shared harness)
 
 import argparse
 import gc
+import json
 import os
 import platform
+import tempfile
 import time
 import tracemalloc
 from datetime import datetime, timezone
@@ -72,6 +83,8 @@ RANK_BM25_BUDGET_SECONDS = (
     60.0  # rank_bm25 on a synthetic corpus only if it fits in this
 )
 RANK_BM25_QUERIES = 30
+BUILD_REPEATS = 3  # builds on SciFact (and synthetic sizes up to 100,000): best of 3
+CHOICE_REPEATS = 5  # passes when choosing bm25s's retrieval path
 
 # Published BM25 figures on SciFact's 300 test queries, flat documents (title + " " +
 # text). Source: /work/shared/data/scifact/PROVENANCE.md (which cites
@@ -129,6 +142,21 @@ def build_bm25s(token_lists):
     retriever = bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy")
     retriever.index(token_lists, show_progress=False)
     return retriever
+
+
+def build_bm25s_numba(token_lists):
+    retriever = bm25s.BM25(k1=K1, b=B, method="lucene", backend="numba")
+    retriever.index(token_lists, show_progress=False)
+    return retriever
+
+
+def numba_missing() -> str | None:
+    """Why bm25s's numba backend cannot run here, or None when it can."""
+    try:
+        import numba  # noqa: F401
+    except ImportError as error:
+        return f"bm25s's numba backend not run: numba does not import ({error})"
+    return None
 
 
 def build_rank_bm25(token_lists):
@@ -243,11 +271,18 @@ def part1(folder):
     run_a = [model_a.search(q, RUN_DEPTH) for q in qtexts]
     res_a = evaluate(data.qrels, qids, doc_ids, run_a)
 
-    # b. ragbook and bm25s on exactly bm25s's tokens.
+    # b. ragbook and bm25s on exactly bm25s's tokens; ragbook's default search
+    # (MaxScore) and the same search scoring every posting.
     model_b = BM25.from_tokens(doc_tokens, k1=K1, b=B)
     rq = ragbook_queries(query_tokens)
     run_b = [model_b.search(q, RUN_DEPTH) for q in rq]
     res_b = evaluate(data.qrels, qids, doc_ids, run_b)
+    run_bx = [model_b.search(q, RUN_DEPTH, pruning=False) for q in rq]
+    res_bx = evaluate(data.qrels, qids, doc_ids, run_bx)
+    identical = {
+        depth: sum(a[:depth] == b[:depth] for a, b in zip(run_b, run_bx))
+        for depth in (10, RUN_DEPTH)
+    }
 
     retriever = build_bm25s(doc_tokens)
     docs, scores = bm25s_batch(retriever, query_tokens, RUN_DEPTH, 0)
@@ -290,6 +325,8 @@ def part1(folder):
         ["a. ragbook BM25, Analyzer(stemmer='english')"] + [res_a[k] for k in keys],
         ["b. ragbook BM25 on bm25s tokens (distinct query terms)"]
         + [res_b[k] for k in keys],
+        ["b. the same, pruning=False (every posting scored)"]
+        + [res_bx[k] for k in keys],
         ["b. bm25s 0.3.16 lucene on the same tokens"] + [res_s[k] for k in keys],
         ["b. ragbook on bm25s tokens, BM25(count_repeats=True)"]
         + [res_d[k] for k in keys],
@@ -339,6 +376,11 @@ def part1(folder):
         f"{rel_err:.1e} (float32 rounding)."
     )
     print(f"     ragbook's scores are bm25s's times k1+1, which changes no ranking.")
+    same = identical[RUN_DEPTH] == len(qids)
+    print(
+        f"  b. MaxScore gives the exhaustive top {RUN_DEPTH} (ids, scores, order) for "
+        f"{identical[RUN_DEPTH]} of {len(qids)} queries: {verdict(same)}"
+    )
     print()
     tok = {
         "ragbook Analyzer(stemmer='english')": t_ragbook_tok,
@@ -362,6 +404,7 @@ def part1(folder):
             for name, res in (
                 ("ragbook_analyzer", res_a),
                 ("ragbook_bm25s_tokens", res_b),
+                ("ragbook_bm25s_tokens_exhaustive", res_bx),
                 ("bm25s", res_s),
                 ("ragbook_bm25s_tokens_count_repeats", res_d),
                 ("rank_bm25", res_r),
@@ -369,6 +412,10 @@ def part1(folder):
         },
         "ragbook_count_repeats_minus_bm25s_ndcg_at_10": diff_d,
         "ragbook_distinct_terms_minus_bm25s_ndcg_at_10": diff,
+        "pruned_minus_exhaustive_ndcg_at_10": res_b["nDCG@10"] - res_bx["nDCG@10"],
+        "pruned_runs_identical_to_exhaustive": {
+            f"top_{depth}": count for depth, count in identical.items()
+        },
         "queries_repeating_a_token": with_rep,
         "queries_without_tokens": n_empty,
         "same_top10_count_repeats_vs_bm25s": same_top10,
@@ -421,7 +468,8 @@ def choose_bm25s_mode(retriever, query_lists) -> tuple[str, dict]:
     timings = {name: {} for name in modes}
     for k in (10, 1000):
         turns = take_turns(
-            {name: (lambda fn=fn: fn(k)) for name, fn in modes.items()}, 5
+            {name: (lambda fn=fn: fn(k)) for name, fn in modes.items()},
+            CHOICE_REPEATS,
         )
         best = {name: t.best for name, t in turns.items()}
         for name, t in best.items():
@@ -441,12 +489,20 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
     """Build, query and memory measurements; prints the tables and returns the numbers.
 
     ``repeats``: builds are best of that many; query passes are best of QUERY_REPEATS,
-    the libraries taking turns pass by pass so that a burst of load from elsewhere hits
-    both alike.
+    the systems taking turns pass by pass so that a burst of load from elsewhere hits
+    them alike. "ragbook" is BM25.search_arrays as it is (MaxScore), and
+    "ragbook_exhaustive" the same index searched with pruning=False.
     """
     n_docs, n_q = len(doc_tokens), len(query_tokens)
     rq = ragbook_queries(query_tokens)
-    out = {"ragbook": {}, "bm25s": {}, "rank_bm25": {}}
+    numba_note = numba_missing()
+    out = {
+        "ragbook": {},
+        "ragbook_exhaustive": {},
+        "bm25s": {},
+        "bm25s_numba": {},
+        "rank_bm25": {},
+    }
     single = 0.0
 
     # Build time (best of `repeats`), then a separate build under tracemalloc for the
@@ -474,25 +530,59 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
             out[name]["arrays+idf"] = None
             bm25s_model = model
         del model
+    numba_model = None
+    if numba_note is None:
+        note(f"{label}: building bm25s (numba backend), timed once")
+        t0 = time.perf_counter()
+        numba_model = build_bm25s_numba(doc_tokens)
+        out["bm25s_numba"]["build"] = time.perf_counter() - t0
+        out["bm25s_numba"]["arrays"] = bm25s_nbytes(numba_model)
 
-    # Query throughput.
+    # Query throughput, and the postings each ragbook search reads.
     run = BM25S_MODES[bm25s_mode]
+    systems = {
+        "ragbook": lambda k: [ragbook_model.search_arrays(q, k) for q in rq],
+        "ragbook_exhaustive": lambda k: [
+            ragbook_model.search_arrays(q, k, pruning=False) for q in rq
+        ],
+        "bm25s": lambda k: run(bm25s_model, query_tokens, k),
+    }
+    if numba_model is not None:
+        systems["bm25s_numba"] = lambda k: bm25s_batch(numba_model, query_tokens, k, 1)
+    identical, postings = {}, {}
     for k in (10, 1000):
         note(f"{label}: queries k={k}")
-        ragbook_model.search(rq[0], k)  # warm-up
+        # warm-up (bm25s's numba backend compiles on its first call)
+        ragbook_model.search_arrays(rq[0], k)
+        ragbook_model.search_arrays(rq[0], k, pruning=False)
         run(bm25s_model, query_tokens[:5], k)
+        if numba_model is not None:
+            bm25s_batch(numba_model, query_tokens[:5], k, 1)
         turns = take_turns(
-            {
-                "ragbook": lambda: [ragbook_model.search_arrays(q, k) for q in rq],
-                "bm25s": lambda: run(bm25s_model, query_tokens, k),
-            },
+            {name: (lambda fn=fn: fn(k)) for name, fn in systems.items()},
             QUERY_REPEATS,
         )
-        best = {name: t.best for name, t in turns.items()}
-        for name, t in best.items():
-            out[name][f"qps{k}"] = n_q / t
-            single += QUERY_REPEATS * t
-    del ragbook_model, bm25s_model
+        for name, timing in turns.items():
+            out[name][f"qps{k}"] = n_q / timing.best
+            single += QUERY_REPEATS * timing.best
+        pruned, exhaustive = (
+            turns["ragbook"].result,
+            turns["ragbook_exhaustive"].result,
+        )
+        identical[f"k{k}"] = sum(
+            np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+            for a, b in zip(pruned, exhaustive)
+        )
+        del turns, pruned, exhaustive
+        read = [ragbook_model.postings_read(q, k) for q in rq]
+        postings[f"k{k}"] = {
+            "pruned": sum(r for r, _ in read),
+            "exhaustive": sum(x for _, x in read),
+        }
+        postings[f"k{k}"]["share"] = postings[f"k{k}"]["pruned"] / max(
+            1, postings[f"k{k}"]["exhaustive"]
+        )
+    del ragbook_model, bm25s_model, numba_model, systems
     gc.collect()
 
     # rank_bm25: build once or best of `repeats`, throughput on a subset of queries,
@@ -529,15 +619,20 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
     if clock is not None:
         clock.single_pass = single
 
-    names = ["ragbook", "bm25s"] + (["rank_bm25"] if rank_plan is not None else [])
-    r, s, o = out["ragbook"], out["bm25s"], out["rank_bm25"]
-    has_o = rank_plan is not None
-    headers = ["", *names, "ragbook/bm25s"] + (["ragbook/rank_bm25"] if has_o else [])
+    has_n, has_o = numba_note is None, rank_plan is not None
+    names = (
+        ["ragbook", "ragbook_exhaustive", "bm25s"]
+        + (["bm25s_numba"] if has_n else [])
+        + (["rank_bm25"] if has_o else [])
+    )
+    r, x, s = out["ragbook"], out["ragbook_exhaustive"], out["bm25s"]
+    n, o = out["bm25s_numba"], out["rank_bm25"]
+    headers = ["", *names] + [f"ragbook/{other}" for other in names[1:]]
 
     def row(title, key, scale=lambda x: x):
-        vals = [scale(out[n].get(key)) for n in names]
-        extra = [ratio(r.get(key), o.get(key))] if has_o else []
-        return [title, *vals, ratio(r.get(key), s.get(key)), *extra]
+        vals = [scale(out[name].get(key)) for name in names]
+        ratios = [ratio(r.get(key), out[other].get(key)) for other in names[1:]]
+        return [title, *vals, *ratios]
 
     table(
         headers,
@@ -556,21 +651,34 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
     )
     if rank_note:
         print("  " + rank_note)
+    if numba_note:
+        print("  " + numba_note)
     print(
         f"  bm25s retrieval path: {bm25s_mode}, backend='numpy', sorted=True, "
-        "show_progress=False."
+        "show_progress=False;"
     )
     print(
-        "  ragbook: BM25.search_arrays(token_list, k) per query (returns arrays of ids "
-        "and scores, as bm25s does;"
+        "  bm25s_numba: backend='numba', retrieve(batch, n_threads=1), built once "
+        "(its build is not a target)."
     )
     print(
-        "           BM25.search, which builds a list of (id, score) pairs, is timed in "
-        "the breakdown below)."
+        "  ragbook: BM25.search_arrays(token_list, k) per query (arrays of ids and "
+        "scores, as bm25s returns),"
     )
     print(
-        "  index arrays: ragbook BM25.nbytes (doc_ids + weights + indptr); bm25s "
-        "scores data + indices + indptr."
+        "           by MaxScore; ragbook_exhaustive: the same index and call with "
+        "pruning=False."
+    )
+    for k in (10, 1000):
+        p = postings[f"k{k}"]
+        print(
+            f"  k={k}: MaxScore read {p['pruned']:,} of the {p['exhaustive']:,} "
+            f"postings of the query terms ({p['share']:.1%}); same ids and scores as "
+            f"exhaustive for {identical[f'k{k}']} of {n_q} queries"
+        )
+    print(
+        "  index arrays: ragbook BM25.nbytes (doc_ids + weights + indptr + upper "
+        "bounds); bm25s scores data + indices + indptr."
     )
     print(
         "  held = bytes tracemalloc still counts after the build (arrays, "
@@ -581,15 +689,21 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
         "lists existed before and are excluded."
     )
     print()
-    targets = [  # (target, met, ragbook's figure, the other library's figure)
+    targets = [  # (target, met, ragbook's figure, the other system's figure)
         (
-            f"query throughput >= bm25s numpy, k=10",
-            r["qps10"] >= s["qps10"],
+            "identical hits, MaxScore and exhaustive",
+            all(identical[f"k{k}"] == n_q for k in (10, 1000)),
+            sum(identical.values()),
+            2 * n_q,
+        ),
+        (
+            "query throughput >= 2x bm25s numpy, k=10",
+            r["qps10"] >= 2 * s["qps10"],
             r["qps10"],
             s["qps10"],
         ),
         (
-            f"query throughput >= bm25s numpy, k=1000",
+            "query throughput >= bm25s numpy, k=1000",
             r["qps1000"] >= s["qps1000"],
             r["qps1000"],
             s["qps1000"],
@@ -607,6 +721,15 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
             s["arrays"],
         ),
     ]
+    if has_n:
+        targets.append(
+            (
+                "query throughput >= bm25s numba, k=10",
+                r["qps10"] >= n["qps10"],
+                r["qps10"],
+                n["qps10"],
+            )
+        )
     if has_o:
         targets += [
             (
@@ -625,6 +748,10 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
     print(f"Targets ({label})")
     for text, met, mine, other in targets:
         print(f"  {text:<42} ragbook/other = {ratio(mine, other):>8}  {verdict(met)}")
+    print(
+        f"  (MaxScore against exhaustive, ragbook's own search: k=10 "
+        f"{ratio(r['qps10'], x['qps10'])}, k=1000 {ratio(r['qps1000'], x['qps1000'])})"
+    )
     print()
     out["record"] = speed_record(
         out,
@@ -634,9 +761,11 @@ def speed(label, doc_tokens, query_tokens, bm25s_mode, repeats, rank_plan, clock
         n_q,
         repeats,
         bm25s_mode,
-        rank_note,
+        [text for text in (rank_note, numba_note) if text],
         targets,
     )
+    out["record"]["postings_read"] = postings
+    out["record"]["identical_hits"] = identical
     return out
 
 
@@ -652,7 +781,7 @@ SYSTEM_KEYS = {  # speed() key -> results-file key, and the scale from the measu
 
 
 def speed_record(
-    out, names, n_docs, n_tokens, n_q, repeats, bm25s_mode, rank_note, targets
+    out, names, n_docs, n_tokens, n_q, repeats, bm25s_mode, notes, targets
 ) -> dict:
     """The results-file form of one speed() section: figures per system, ratios of
     ragbook to each other."""
@@ -685,23 +814,24 @@ def speed_record(
             {"target": text, "met": bool(met), "ratio": mine / other if other else None}
             for text, met, mine, other in targets
         ],
-        "notes": [rank_note] if rank_note else [],
+        "notes": list(notes),
     }
 
 
-def part2(doc_tokens, query_tokens, corpus_tokenized):
+def part2(doc_tokens, query_tokens, corpus_tokenized, dataset="SciFact"):
     print("=" * 100)
     print(
-        "2. SPEED AND MEMORY on SciFact, same tokens for all (bm25s default "
+        f"2. SPEED AND MEMORY on {dataset}, same tokens for all (bm25s default "
         "pipeline, as token strings)"
     )
     print("=" * 100)
-    note("SciFact: choosing bm25s's fastest retrieval path")
+    note(f"{dataset}: choosing bm25s's fastest retrieval path")
     retriever = build_bm25s(doc_tokens)
     mode, timings = choose_bm25s_mode(retriever, query_tokens)
     table(
         [
-            "bm25s retrieval path (single worker), 300 queries, best of 5",
+            f"bm25s retrieval path (single worker), {len(query_tokens)} queries, "
+            f"best of {CHOICE_REPEATS}",
             "q/s k=10",
             "q/s k=1000",
         ],
@@ -713,10 +843,17 @@ def part2(doc_tokens, query_tokens, corpus_tokenized):
         lambda: bm25s.BM25(k1=K1, b=B, method="lucene", backend="numpy").index(
             corpus_tokenized, show_progress=False
         ),
-        3,
+        BUILD_REPEATS,
     ).best
     del retriever
-    out = speed("SciFact", doc_tokens, query_tokens, mode, 3, (3, RANK_BM25_QUERIES))
+    out = speed(
+        dataset,
+        doc_tokens,
+        query_tokens,
+        mode,
+        BUILD_REPEATS,
+        (BUILD_REPEATS, RANK_BM25_QUERIES),
+    )
     print(
         "  for reference, bm25s indexing its own Tokenized ids (skipping the "
         f"string -> id step): {t_ids:.3f} s "
@@ -751,15 +888,29 @@ def search_breakdown(doc_tokens, query_tokens):
         return keep[order], values[order]
 
     rows, breakdown = [], {}
-    per_query = lambda fn: time_calls(fn, 3).best / len(rq) * 1e6
+    per_query = lambda fn: time_calls(fn, BUILD_REPEATS).best / len(rq) * 1e6
     t_scores = per_query(lambda: [model.scores(q) for q in rq])
     for k in (10, 1000):
         t_search = per_query(lambda: [model.search(q, k) for q in rq])
+        t_exhaustive = per_query(
+            lambda: [model.search(q, k, pruning=False) for q in rq]
+        )
         t_top = per_query(lambda: [top_k(s, k) for s in all_scores])
         t_arrays = per_query(lambda: [arrays_only(s, k) for s in all_scores])
-        rows.append([f"k={k}", t_search, t_scores, t_top, t_arrays, t_top - t_arrays])
+        rows.append(
+            [
+                f"k={k}",
+                t_search,
+                t_exhaustive,
+                t_scores,
+                t_top,
+                t_arrays,
+                t_top - t_arrays,
+            ]
+        )
         breakdown[f"k{k}"] = {
             "search": t_search,
+            "search_exhaustive": t_exhaustive,
             "scores": t_scores,
             "top_k": t_top,
             "top_k_as_arrays": t_arrays,
@@ -769,19 +920,21 @@ def search_breakdown(doc_tokens, query_tokens):
         [
             "ragbook, microseconds per query",
             "search",
+            "pruning=False",
             "scores()",
             "top_k()",
             "  top-k as arrays",
             "  list of pairs",
         ],
         rows,
-        title="Diagnosis: where ragbook's BM25.search spends its time on SciFact (best "
-        "of 3)",
+        title="Diagnosis: where ragbook's BM25.search spends its time (best of "
+        f"{BUILD_REPEATS}); search is MaxScore, pruning=False scores every posting",
     )
     print(
-        "  'top-k as arrays' = top_k's own selection and ordering returning numpy "
-        "arrays (as bm25s does);"
+        "  scores() + top_k() = the exhaustive search; 'top-k as arrays' = top_k's "
+        "own selection and ordering"
     )
+    print("  returning numpy arrays (as bm25s does);")
     print(
         "  'list of pairs' = the rest of top_k: arange + copy of the candidates "
         "and the Python list of (int, float)."
@@ -899,7 +1052,7 @@ def part3(
             f"{len({t for d in docs[:20000] for t in d}):,} distinct terms in the "
             f"first 20,000 documents) in {t_gen:.1f} s"
         )
-        repeats = 3 if n <= 100_000 else 1
+        repeats = BUILD_REPEATS if n <= 100_000 else 1
         rank_plan, rank_msg = None, None
         if n <= 100_000:
             predicted_build = scifact_rank_build_per_token * n_tok
@@ -976,6 +1129,42 @@ def part3(
     }
 
 
+# --- quick mode -----------------------------------------------------------------------
+
+QUICK_BEIR_DOCUMENTS = 1_500
+QUICK_SIZES = [2_000, 4_000]
+
+
+def quick_settings() -> None:
+    """Small data and one repeat everywhere: the whole script in seconds."""
+    global QUERY_REPEATS, BUILD_REPEATS, CHOICE_REPEATS, RANK_BM25_QUERIES, N_QUERIES
+    QUERY_REPEATS = BUILD_REPEATS = CHOICE_REPEATS = 1
+    RANK_BM25_QUERIES, N_QUERIES = 5, 60
+
+
+def write_quick_beir(folder: str) -> str:
+    """A BEIR folder of synthetic documents (seed 1) for --quick, written into
+    ``folder``: each query is judged relevant to the first three documents that hold
+    its rarest term (or to the first document), so that the measures are defined."""
+    docs, queries = synthetic(QUICK_BEIR_DOCUMENTS, seed=1)
+    os.makedirs(os.path.join(folder, "qrels"), exist_ok=True)
+    with open(os.path.join(folder, "corpus.jsonl"), "w", encoding="utf-8") as out:
+        for i, tokens in enumerate(docs):
+            text = " ".join(tokens)
+            out.write(json.dumps({"_id": f"d{i}", "title": "", "text": text}) + "\n")
+    with open(os.path.join(folder, "queries.jsonl"), "w", encoding="utf-8") as out:
+        for i, terms in enumerate(queries):
+            out.write(json.dumps({"_id": f"q{i}", "text": " ".join(terms)}) + "\n")
+    with open(os.path.join(folder, "qrels", "test.tsv"), "w", encoding="utf-8") as out:
+        out.write("query-id\tcorpus-id\tscore\n")
+        for i, terms in enumerate(queries):
+            rarest = max(terms, key=lambda t: int(t[1:]))
+            holders = [d for d, tokens in enumerate(docs) if rarest in tokens][:3]
+            for d in holders or [0]:
+                out.write(f"q{i}\td{d}\t1\n")
+    return folder
+
+
 # --- main -----------------------------------------------------------------------------
 
 
@@ -1029,7 +1218,16 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "folder",
-        help="a BEIR dataset folder (corpus.jsonl[.gz], queries.jsonl, qrels/test.tsv)",
+        nargs="?",
+        help="a BEIR dataset folder (corpus.jsonl[.gz], queries.jsonl, "
+        "qrels/test.tsv); not with --quick",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="every part on small synthetic data, one repeat each, in seconds: a check "
+        "that the script runs, not a measurement (writes a results file only with "
+        "--output)",
     )
     parser.add_argument(
         "--synthetic",
@@ -1050,9 +1248,10 @@ def main(argv=None) -> None:
     )
     parser.add_argument(
         "--output",
-        default=os.path.join(RESULTS_DIR, "sparse.json"),
+        default=None,
         metavar="PATH",
-        help="results file (default: benchmarks/results/sparse.json)",
+        help="results file (default: benchmarks/results/sparse.json; none with "
+        "--quick)",
     )
     parser.add_argument(
         "--no-output", action="store_true", help="print only; write no results file"
@@ -1066,6 +1265,22 @@ def main(argv=None) -> None:
         "sizes were capped",
     )
     args = parser.parse_args(argv)
+    if args.quick == (args.folder is not None):
+        parser.error(
+            "give a BEIR folder, or --quick (which writes its own synthetic one), "
+            "not both"
+        )
+    if args.quick and args.no_output and args.output:
+        parser.error("--output and --no-output contradict each other")
+    if args.output is None:
+        args.no_output = args.no_output or args.quick
+        args.output = os.path.join(RESULTS_DIR, "sparse.json")
+    if args.quick:
+        quick_settings()
+        scratch = tempfile.TemporaryDirectory(prefix="sparse-quick-")
+        args.folder = write_quick_beir(os.path.join(scratch.name, "synthetic"))
+        if args.synthetic == parser.get_default("synthetic"):
+            args.synthetic = QUICK_SIZES
     started = time.perf_counter()
     run = run_info(
         "sparse",
@@ -1075,15 +1290,24 @@ def main(argv=None) -> None:
             "synthetic": args.synthetic,
             "skip_synthetic": args.skip_synthetic,
             "budget_s": args.budget,
+            "quick": args.quick,
         },
         DISTRIBUTIONS,
     )
+    if args.quick:
+        run["notes"].append(
+            "--quick: small synthetic data, one repeat each; the timings say nothing "
+            "about speed, and the effectiveness figures nothing about retrieval."
+        )
     run["notes"] += args.note
     machine()
     doc_tokens, query_tokens, corpus_tokenized, _, effectiveness = part1(args.folder)
-    mode, out = part2(doc_tokens, query_tokens, corpus_tokenized)
+    mode, out = part2(
+        doc_tokens, query_tokens, corpus_tokenized, effectiveness["dataset"]
+    )
     results = {
         "schema_version": 1,
+        "quick": args.quick,
         "run": run,
         "parameters": {
             "k1": K1,
@@ -1092,6 +1316,8 @@ def main(argv=None) -> None:
             "run_depth": RUN_DEPTH,
             "query_repeats": QUERY_REPEATS,
             "rank_bm25_queries": RANK_BM25_QUERIES,
+            "build_repeats": BUILD_REPEATS,
+            "synthetic_queries": N_QUERIES,
         },
         "beir": {"effectiveness": effectiveness, "speed": out["record"]},
         "synthetic": None,

@@ -101,14 +101,14 @@ class BM25:
         self.weights = (
             per_posting_idf * f * (k1 + 1) / (f + norm[index.doc_ids])
         ).astype(np.float32)
-        # Each term's largest and smallest contribution (the index has no term without
-        # postings): pruning needs the largest, and every contribution positive.
-        starts = self.indptr[:-1]
-        if self.weights.size:
-            self.upper_bounds = np.maximum.reduceat(self.weights, starts)
-            self._lowest = np.minimum.reduceat(self.weights, starts)
-        else:
-            self.upper_bounds = self._lowest = np.zeros(0, dtype=np.float32)
+        # Each term's largest contribution (the index has no term without postings),
+        # and whether every contribution is positive: pruning needs both.
+        self.upper_bounds = (
+            np.maximum.reduceat(self.weights, self.indptr[:-1])
+            if self.weights.size
+            else np.zeros(0, dtype=np.float32)
+        )
+        self._all_positive = bool(np.all(self.weights > 0))
 
     @classmethod
     def from_texts(
@@ -203,6 +203,10 @@ class BM25:
         )
         return self._maxscore(query, k, allowed)[2], exhaustive
 
+    def _positive(self, starts: np.ndarray, ends: np.ndarray) -> bool:
+        """Whether every contribution in the given postings is positive."""
+        return all(np.all(self.weights[a:b] > 0) for a, b in zip(starts, ends))
+
     def _maxscore(self, query, k, allowed):
         """(ids, scores, postings read) of the top k by MaxScore, or by exhaustive
         scoring (every posting read) where the bounds do not hold: a query term with
@@ -216,7 +220,7 @@ class BM25:
         widen = slack(terms.size)
         if (
             terms.size == 0
-            or not np.all(self._lowest[terms] > 0)
+            or not (self._all_positive or self._positive(starts, ends))
             or not np.all(np.isfinite(bounds))
             or bounds.sum() * widen > np.finfo(np.float32).max
         ):
@@ -284,6 +288,11 @@ class BM25:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the arrays a query reads: postings, their weights and the term
-        offsets."""
-        return self.doc_ids.nbytes + self.weights.nbytes + self.indptr.nbytes
+        """Bytes of the arrays a query reads: postings, their weights, the term
+        offsets and the terms' upper bounds."""
+        return (
+            self.doc_ids.nbytes
+            + self.weights.nbytes
+            + self.indptr.nbytes
+            + self.upper_bounds.nbytes
+        )

@@ -1,0 +1,85 @@
+"""The benchmarks run on the committed code: sparse.py --quick completes on small
+synthetic data and writes every documented key (timings are not checked: they depend on
+the machine and its load)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_benchmark_results import render
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def sparse_quick(tmp_path_factory):
+    output = tmp_path_factory.mktemp("sparse") / "sparse.json"
+    done = subprocess.run(
+        [sys.executable, "benchmarks/sparse.py", "--quick", "--output", str(output)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(output.read_text(encoding="utf-8")), done.stdout
+
+
+def test_sparse_quick_writes_every_documented_key(sparse_quick):
+    data, _ = sparse_quick
+    keys = render.DOCUMENTED_KEYS["sparse"] + render.SPARSE_PRUNING_KEYS
+    assert render.missing_keys(data, keys) == []
+    assert data["quick"] is True and data["run"]["arguments"]["quick"] is True
+    assert data["run"]["benchmark"] == "sparse" and data["schema_version"] == 1
+
+
+def test_sparse_quick_records_the_commit_it_measured(sparse_quick):
+    data, _ = sparse_quick
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    )
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    assert data["run"]["source"]["git_commit"] == head.stdout.strip()
+    assert isinstance(data["run"]["source"]["ragbook_modified"], bool)
+
+
+def test_sparse_quick_prints_a_verdict_for_every_target(sparse_quick):
+    data, stdout = sparse_quick
+    sections = [data["beir"]["speed"], *data["synthetic"]["sizes"].values()]
+    assert len(sections) == 3
+    for section in sections:
+        assert section["targets"], section["documents"]
+        for target in section["targets"]:
+            assert isinstance(target["met"], bool)
+            verdict = "MET" if target["met"] else "NOT MET"
+            line = re.compile(re.escape(target["target"]) + r" .* " + verdict + "$")
+            assert any(line.search(text) for text in stdout.splitlines()), target
+
+
+def test_sparse_quick_pruned_and_exhaustive_search_agree(sparse_quick):
+    # correctness, not speed: every query's hits are the same with and without
+    # pruning, and pruning never reads more postings than the query terms hold
+    data, _ = sparse_quick
+    effectiveness = data["beir"]["effectiveness"]
+    assert effectiveness["pruned_minus_exhaustive_ndcg_at_10"] == 0
+    assert effectiveness["pruned_runs_identical_to_exhaustive"] == {
+        "top_10": effectiveness["queries"],
+        "top_1000": effectiveness["queries"],
+    }
+    for section in [data["beir"]["speed"], *data["synthetic"]["sizes"].values()]:
+        assert section["identical_hits"] == {
+            "k10": section["queries"],
+            "k1000": section["queries"],
+        }
+        for k in ("k10", "k1000"):
+            postings = section["postings_read"][k]
+            assert 0 < postings["pruned"] <= postings["exhaustive"]
