@@ -23,12 +23,14 @@ import numpy as np
 
 from . import validate
 from .index import InvertedIndex
-from .pruning import maxscore, slack
+from .pruning import maxscore
 from .ranking import _candidates, top_k_arrays
 from .retrieval import Hit, as_hits
 from .text import analyze
 
 __all__ = ["BM25", "lucene_idf", "rsj_idf"]
+
+_NO_FILTER = np.zeros(0, dtype=np.uint8)  # maxscore's "every chunk is allowed"
 
 
 def lucene_idf(n: np.ndarray | int, N: int) -> np.ndarray:
@@ -215,38 +217,35 @@ class BM25:
         terms = np.array(self.term_ids(query), dtype=np.int64)
         k = validate.k(k)
         candidates = None if allowed is None else _candidates(self.n_chunks, allowed)
-        starts, ends = self.indptr[terms], self.indptr[terms + 1]
-        bounds = self.upper_bounds[terms].astype(np.float64)
-        widen = slack(terms.size)
-        if (
-            terms.size == 0
-            or not (self._all_positive or self._positive(starts, ends))
-            or not np.all(np.isfinite(bounds))
-            or bounds.sum() * widen > np.finfo(np.float32).max
-        ):
-            ids, values = top_k_arrays(self.scores(query), k, candidates)
-            return ids, values, int((ends - starts).sum())
-        if candidates is None:
-            flags = np.zeros(0, dtype=np.uint8)
-        else:
-            flags = np.zeros(self.n_chunks, dtype=np.uint8)
-            flags[candidates] = 1
         size = min(k, self.n_chunks)
         ids = np.empty(size, dtype=np.int64)
         values = np.empty(size, dtype=np.float32)
-        found, read = maxscore(
-            self.doc_ids,
-            self.weights,
-            starts,
-            ends,
-            bounds,
-            self.n_chunks,
-            flags,
-            size,
-            widen,
-            ids,
-            values,
-        )
+        found = -1
+        if terms.size and (
+            self._all_positive
+            or self._positive(self.indptr[terms], self.indptr[terms + 1])
+        ):
+            if candidates is None:
+                flags = _NO_FILTER
+            else:
+                flags = np.zeros(self.n_chunks, dtype=np.uint8)
+                flags[candidates] = 1
+            found, read = maxscore(
+                self.doc_ids,
+                self.weights,
+                self.indptr,
+                self.upper_bounds,
+                terms,
+                self.n_chunks,
+                flags,
+                size,
+                ids,
+                values,
+            )
+        if found < 0:
+            ids, values = top_k_arrays(self.scores(query), k, candidates)
+            read = (self.indptr[terms + 1] - self.indptr[terms]).sum()
+            return ids, values, int(read)
         if found < size:
             # every matching chunk is in; chunks without a query term follow, score 0,
             # in id order

@@ -33,6 +33,7 @@ from numba import njit
 __all__ = ["maxscore", "slack"]
 
 
+@njit(cache=True, nogil=True)
 def slack(m: int) -> float:
     """The factor a sum of upper bounds is widened by before it is compared with a
     float32 score of an ``m``-term query: 1 + (m + 1) 2^-23."""
@@ -118,35 +119,46 @@ def _next_geq(doc_ids, position, end, target):
 def maxscore(
     doc_ids,
     weights,
-    starts,
-    ends,
-    bounds,
+    indptr,
+    upper_bounds,
+    terms,
     n_chunks,
     allowed,
     k,
-    widen,
     out_ids,
     out_scores,
 ):
     """The top ``k`` chunks of a query by MaxScore, into ``out_ids`` and
-    ``out_scores`` (best first, ties by id); returns (number found, postings read).
+    ``out_scores`` (best first, ties by id); returns (number found, postings read), or
+    (-1, 0) when the bounds cannot be used (one is not finite, or their sum is beyond
+    float32) and nothing was written.
 
-    Query term j (in query order) has its postings at ``doc_ids[starts[j]:ends[j]]``
-    with contributions ``weights[...]`` (float32, every one positive) and the upper
-    bound ``bounds[j]`` (float64). ``allowed`` is empty (every chunk may be returned)
-    or holds one flag per chunk. ``widen`` is :func:`slack` of the query's length.
-    Only chunks that contain a query term are returned: fewer than ``k`` when fewer
-    match.
+    ``terms`` are the query's term ids in query order; term t has its postings at
+    ``doc_ids[indptr[t]:indptr[t + 1]]`` with contributions ``weights[...]`` (float32,
+    every one positive) and the upper bound ``upper_bounds[t]``. ``allowed`` is empty
+    (every chunk may be returned) or holds one flag per chunk. Only chunks that
+    contain a query term are returned: fewer than ``k`` when fewer match.
     """
-    m = starts.shape[0]
+    m = terms.shape[0]
+    widen = slack(m)
+    bounds = np.empty(m, dtype=np.float64)
+    starts = np.empty(m, dtype=np.int64)
+    ends = np.empty(m, dtype=np.int64)
+    for j in range(m):
+        bounds[j] = upper_bounds[terms[j]]
+        starts[j], ends[j] = indptr[terms[j]], indptr[terms[j] + 1]
     order = np.argsort(bounds, kind="mergesort")  # smallest bound first
     prefix = np.empty(m, dtype=np.float64)  # prefix[i]: bounds of order[0..i]
     total = 0.0
     for i in range(m):
         total += bounds[order[i]]
         prefix[i] = total
+    if not np.isfinite(total) or total * widen > np.finfo(np.float32).max:
+        return -1, 0
     position = starts.copy()
-    found = np.zeros(m, dtype=np.float32)  # contributions met at the current chunk
+    # the contribution of term j at the chunk met[j] (the last chunk it was found in)
+    found = np.zeros(m, dtype=np.float32)
+    met = np.full(m, -1, dtype=np.int64)
     heap_ids = np.empty(k, dtype=np.int64)
     heap_scores = np.empty(k, dtype=np.float32)
     size = 0
@@ -166,7 +178,7 @@ def maxscore(
             j = order[i]
             p = position[j]
             if p < ends[j] and doc_ids[p] == current:
-                found[j] = weights[p]
+                found[j], met[j] = weights[p], current
                 partial += weights[p]
                 postings_read += 1
                 p += 1
@@ -184,14 +196,15 @@ def maxscore(
             p = _next_geq(doc_ids, position[j], ends[j], current)
             position[j] = p
             if p < ends[j] and doc_ids[p] == current:
-                found[j] = weights[p]
+                found[j], met[j] = weights[p], current
                 partial += weights[p]
                 postings_read += 1
             i -= 1
         if alive and (size < k or partial * widen > theta):
             score = np.float32(0.0)
             for j in range(m):  # query order, float32: as exhaustive scoring adds
-                score += found[j]
+                if met[j] == current:
+                    score += found[j]
             if size < k:
                 size = _push(heap_ids, heap_scores, size, current, score)
             elif _worse(heap_scores[0], heap_ids[0], score, current):
@@ -201,8 +214,6 @@ def maxscore(
                 theta = heap_scores[0]
                 while first_essential < m and prefix[first_essential] * widen <= theta:
                     first_essential += 1
-        for j in range(m):
-            found[j] = 0.0
         current = following
     # best first: pop the worst entry to the back, one at a time
     for last in range(size - 1, -1, -1):
