@@ -27,10 +27,13 @@ search kernels of chapter 7.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Sequence
+
 import numpy as np
 from numba import njit
 
-__all__ = ["maxscore", "slack"]
+__all__ = ["Step", "maxscore", "maxscore_steps", "slack"]
 
 
 @njit(cache=True, nogil=True)
@@ -221,3 +224,85 @@ def maxscore(
         heap_ids[0], heap_scores[0] = heap_ids[last], heap_scores[last]
         _sift_down(heap_ids, heap_scores, last, 0)
     return size, postings_read
+
+
+@dataclass(frozen=True)
+class Step:
+    """One chunk met by MaxScore: the essential terms while it was met, the query
+    terms found in it (one posting read each), its score (or the bound it was dropped
+    at), what became of it, and the threshold theta afterwards (-inf while fewer than
+    k chunks are held)."""
+
+    chunk_id: int
+    essential: tuple[str, ...]
+    found: tuple[str, ...]
+    value: float
+    outcome: str
+    threshold: float
+
+
+def maxscore_steps(bm25, query: str | Sequence[str], k: int) -> list[Step]:
+    """MaxScore on a :class:`~ragbook.bm25.BM25` retriever, step by step, in plain
+    Python: the same decisions as :func:`maxscore`, written to be read and traced on a
+    small index (it is slow: every step looks through whole postings lists).
+
+    The outcome of a step is "enters" (the chunk joins the top k), "scored, too
+    low" (it was scored in full and does not beat theta), or "dropped" (its partial
+    score plus the bounds still to look up cannot beat theta; ``value`` is that
+    bound).
+    """
+    terms = bm25.term_ids(query)
+    names = {i: t for t, i in bm25.vocabulary.items() if i in set(terms)}
+    postings = []  # per query term: {chunk id: contribution}
+    for i in terms:
+        a, b = bm25.indptr[i], bm25.indptr[i + 1]
+        postings.append(dict(zip(bm25.doc_ids[a:b].tolist(), bm25.weights[a:b])))
+    bounds = [float(bm25.upper_bounds[i]) for i in terms]
+    order = sorted(range(len(terms)), key=lambda j: bounds[j])  # smallest first
+    prefix = np.cumsum([bounds[j] for j in order]).tolist()
+    widen = slack(len(terms))
+    top: list[tuple[float, int]] = []  # (score, chunk id), best first
+    theta, first_essential, current, steps = -np.inf, 0, -1, []
+    while first_essential < len(terms):
+        essential = order[first_essential:]
+        later = [c for j in essential for c in postings[j] if c > current]
+        if not later:
+            break
+        current = min(later)
+        found = {j: postings[j][current] for j in essential if current in postings[j]}
+        outcome = None
+        for i in range(first_essential - 1, -1, -1):  # largest bound first
+            partial = sum(float(w) for w in found.values())
+            if len(top) == k and (partial + prefix[i]) * widen <= theta:
+                outcome, value = "dropped", partial + prefix[i]
+                break
+            if current in postings[order[i]]:
+                found[order[i]] = postings[order[i]][current]
+        if outcome is None:
+            value = np.float32(0.0)
+            for j in range(len(terms)):  # query order, float32, as exhaustive scoring
+                value += found.get(j, np.float32(0.0))
+            value = float(value)
+            if len(top) < k or (value, -current) > (top[-1][0], -top[-1][1]):
+                top = sorted(top + [(value, current)], key=lambda e: (-e[0], e[1]))
+                top, outcome = top[:k], "enters"
+            else:
+                outcome = "scored, too low"
+            if len(top) == k:
+                theta = top[-1][0]
+                while (
+                    first_essential < len(terms)
+                    and prefix[first_essential] * widen <= theta
+                ):
+                    first_essential += 1
+        steps.append(
+            Step(
+                current,
+                tuple(names[terms[j]] for j in essential),
+                tuple(names[terms[j]] for j in sorted(found)),
+                value,
+                outcome,
+                theta,
+            )
+        )
+    return steps

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ragbook.bm25 import BM25, rsj_idf
-from ragbook.pruning import slack
+from ragbook.pruning import maxscore_steps, slack
 
 VOCABULARY = list("abcdefgh")  # few terms, so that many chunks tie
 
@@ -145,3 +145,46 @@ def test_the_widening_covers_float32_rounding_of_the_sum():
     # values exceeds the exact sum by less than m - 1 units of 2^-24 of it
     assert slack(1) == 1 + 2 * 2.0**-23
     assert slack(5) == 1 + 6 * 2.0**-23
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), chunks=corpus, terms=query)
+def test_the_traced_maxscore_makes_the_compiled_one_s_decisions(data, chunks, terms):
+    model = BM25.from_tokens(chunks)
+    if not model.term_ids(terms):
+        return  # no query term in the index: nothing to trace
+    k = data.draw(st.integers(1, len(chunks)), label="k")
+    steps = maxscore_steps(model, terms, k)
+    # the chunks that entered and were not pushed out are the top k among the
+    # chunks that hold a query term, and they read as many postings
+    matching = [hit for hit in model.search(terms, k) if hit.score > 0]
+    entered = {s.chunk_id: s.value for s in steps if s.outcome == "enters"}
+    assert all(entered[hit.chunk_id] == hit.score for hit in matching)
+    kept = sorted(entered.items(), key=lambda e: (-e[1], e[0]))[: len(matching)]
+    assert [c for c, _ in kept] == [hit.chunk_id for hit in matching]
+    assert sum(len(s.found) for s in steps) == model.postings_read(terms, k)[0]
+    # theta never falls, and a dropped chunk's bound does not beat it
+    thresholds = [s.threshold for s in steps]
+    assert thresholds == sorted(thresholds)
+    assert all(
+        s.value <= s.threshold * slack(5) for s in steps if s.outcome != "enters"
+    )
+
+
+def test_the_trace_of_a_small_index_by_hand():
+    # three chunks of two terms, b = 0: a and b are in two chunks each, so every
+    # posting of either is worth the same w (one occurrence, the same idf), and both
+    # bounds are w. Equal bounds keep the query's order, so a counts as the smaller.
+    # With k = 1, chunk 0 (a and b) enters first and theta becomes its score, 2w;
+    # a's bound w does not beat 2w, so a becomes non-essential and chunk 1, which
+    # holds only a, is never met; chunk 2 is met through b's postings, a is looked
+    # up there (absent), and its score w is too low.
+    model = BM25.from_tokens([["a", "b"], ["a", "c"], ["b", "c"]], b=0.0)
+    steps = maxscore_steps(model, ["a", "b"], 1)
+    assert [(s.chunk_id, s.outcome) for s in steps] == [
+        (0, "enters"),
+        (2, "scored, too low"),
+    ]
+    assert steps[0].essential == ("a", "b") and steps[1].essential == ("b",)
+    assert steps[0].found == ("a", "b") and steps[1].found == ("b",)
+    assert steps[1].value * 2 == steps[0].value == steps[1].threshold
