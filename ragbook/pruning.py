@@ -21,8 +21,9 @@ of an m-term query before the comparison, which covers the rounding of the float
 sum the score is; a chunk that survives is scored by adding its terms' float32
 contributions in query order, the same sum, in the same order, as exhaustive scoring.
 
-The loop is compiled by Numba on first use (and cached on disk), like the vector
-search kernels of chapter 7.
+The loop is compiled by Numba on first use (and cached on disk), like the package's
+vector search kernels; :func:`maxscore_steps` is the same algorithm in plain Python,
+step by step, for reading and tracing.
 """
 
 from __future__ import annotations
