@@ -174,7 +174,9 @@ class BM25:
         With ``pruning`` (the default) the chunks that cannot enter the top k are
         skipped (MaxScore, :mod:`ragbook.pruning`); ``pruning=False`` scores every
         posting of every query term, then selects. Both give the same hits, to the
-        bit."""
+        bit. Pruning pays for a small k; when k is near the number of chunks that
+        match, it reads almost every posting and its bookkeeping per chunk costs
+        more than scoring them all."""
         ids, values = self.search_arrays(query, k, allowed, pruning)
         return as_hits(zip(ids.tolist(), values.tolist()))
 
