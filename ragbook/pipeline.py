@@ -63,8 +63,9 @@ __all__ = [
 
 RETRIEVERS = ("bm25", "tfidf", "lsa", "embedder", "hybrid")
 CHUNKERS = ("sentences", "windows", "sections", "recursive")
-READERS = ("lexical", "semantic", "llm", "quote", "combined")
-MODEL_READERS = ("llm", "quote", "combined")  # the readers that run a language model
+READERS = ("lexical", "semantic", "llm", "quote", "combined", "cited")
+# the readers that run a language model
+MODEL_READERS = ("llm", "quote", "combined", "cited")
 
 
 @dataclass(frozen=True)
@@ -440,7 +441,16 @@ class RAGPipeline:
             from .readers import WORKED_EXAMPLES, ModelQuoteReader
 
             local = LocalModel(self.model, records=None)
-            if self.reader == "llm":
+            if self.reader == "cited":
+                from .cited import REFUSE_BELOW, CitedReader
+
+                self.reader_abstain_below = (
+                    REFUSE_BELOW if self.abstain_below is None else self.abstain_below
+                )
+                self._generate = CitedReader(
+                    local, self.reader_abstain_below, early_stop=True
+                )
+            elif self.reader == "llm":
                 self._generate = LLMGenerator(local)
             elif self.reader == "quote":
                 self._generate = ModelQuoteReader(LLMGenerator(local))
