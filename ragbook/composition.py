@@ -1,7 +1,8 @@
 """How retrieval and generation errors compose into end-to-end accuracy (chapter 1).
 
-With r the recall@k (the evidence is in the prompt), a the generator's accuracy when it
-is and b when it is not (correct refusals included), the law of total probability gives
+With r the share of questions whose whole evidence is in the prompt (not recall@k), a
+the generator's accuracy when it is and b when it is not (correct refusals of
+unanswerable questions included), the law of total probability gives
 
     accuracy = r * a + (1 - r) * b.
 """

@@ -4,13 +4,13 @@
 X is the tf-idf matrix of the chunks, one unit-length row per chunk, over the terms
 found in at least two chunks (a term in a single chunk carries no co-occurrence
 information). Its singular value decomposition X = U S V^T, singular values in
-decreasing order, gives by the Eckart-Young theorem the closest rank-r matrix to X in
-the Frobenius norm: U_r S_r V_r^T. A chunk or query with tf-idf row x is embedded as x
-V_r, its projection on the first r right singular vectors, and compared by cosine. The
-rows of V_r S_r embed the terms.
+decreasing order, gives by the Eckart-Young theorem the closest rank-D matrix to X in
+the Frobenius norm: U_D S_D V_D^T. A chunk or query with tf-idf row x is embedded as x
+V_D, its projection on the first D right singular vectors, and compared by cosine. The
+rows of V_D S_D embed the terms.
 
-With r equal to the rank of X nothing is lost, and the ranking equals the tf-idf cosine
-ranking over the same terms; a smaller r merges terms that occur in similar chunks. The
+With D equal to the rank of X nothing is lost, and the ranking equals the tf-idf cosine
+ranking over the same terms; a smaller D merges terms that occur in similar chunks. The
 SVD here is dense and exact, which suits collections of a few thousand chunks.
 """
 
@@ -29,7 +29,7 @@ __all__ = ["LSA"]
 
 
 class LSA:
-    """An LSA encoder fitted on a collection: ``encode`` maps texts to unit vectors of r
+    """An LSA encoder fitted on a collection: ``encode`` maps texts to unit vectors of D
     dimensions."""
 
     def __init__(
@@ -75,7 +75,7 @@ class LSA:
         self.singular_values = s[: self.dimensions]
         self.components = vt[
             : self.dimensions
-        ]  # V_r^T: one right singular vector per row
+        ]  # V_D^T: one right singular vector per row
 
     def _tfidf_rows(self, token_lists: Sequence[Sequence[str]]) -> np.ndarray:
         """Unit-length tf-idf rows (raw counts times smoothed idf) over the kept terms;
@@ -92,7 +92,7 @@ class LSA:
         return rows
 
     def project(self, texts: Sequence[str]) -> np.ndarray:
-        """x V_r for each text's tf-idf row x: the coordinates before normalisation
+        """x V_D for each text's tf-idf row x: the coordinates before normalisation
         (zero if no kept term)."""
         return (
             self._tfidf_rows([self.analyzer(t) for t in validate.texts(texts, "texts")])
@@ -100,7 +100,7 @@ class LSA:
         )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of r dimensions; a text that shares no kept term with the
+        """Unit vectors of D dimensions; a text that shares no kept term with the
         collection is an error."""
         texts = validate.texts(texts, "texts")
         vectors = self.project(texts)
@@ -118,7 +118,7 @@ class LSA:
 
     @property
     def term_vectors(self) -> np.ndarray:
-        """V_r S_r: one row per kept term, in the order of ``terms``."""
+        """V_D S_D: one row per kept term, in the order of ``terms``."""
         return self.components.T * self.singular_values
 
     def nearest_terms(self, term: str, n: int = 5) -> list[tuple[str, float]]:

@@ -1,5 +1,5 @@
-"""The compiled loops of vector search (chapter 7): scoring, keeping the top k, and the
-scan of an inverted-file index.
+"""The compiled loops of vector search (explained in the vector-kernel appendix):
+scoring, keeping the top k, and the scan of an inverted-file index.
 
 Each function is plain Python over NumPy arrays, compiled to machine code by Numba on
 first use (and cached on disk), so that a search costs one call from Python rather
