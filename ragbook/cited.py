@@ -5,24 +5,25 @@ The prompt numbers every sentence of every source: ``[2.3]`` is the third senten
 source 2. The model's reply is constrained by a grammar (llama.cpp's GBNF) to two
 lines::
 
-    Evidence: [2.1] [2.3]
     Answer: 224.7 Earth days
+    Evidence: [2.1]
 
-The evidence line may name only sentence ids that exist in the prompt, and the answer
-is a few words on one line, with no brackets. The reader renders it as
-``224.7 Earth days [2].``: every citation names a source that holds a sentence the
-model chose, so a citation is valid by construction, and the evidence it rests on is a
-real sentence of the prompt, which the reader keeps in ``last``.
+The answer is a few words on one line, with no brackets and no end of sentence, and the
+evidence line may name only sentence ids of the prompt. The reader renders the reply
+as ``224.7 Earth days [2].``: the answer is one claim, every citation names a source
+that holds a sentence the model chose, so a citation is valid by construction, and the
+evidence is a real sentence of the prompt, which the reader keeps in ``last``.
 
-Whether to answer at all is read from the model's probabilities, not from its words.
-After ``Evidence:`` the model's next token either opens a sentence id (``" ["``) or
-says ``" none"``; the reader's *score* is the difference of the two logits, the
-log-odds that the sources answer. Below ``refuse_below`` the reader says
-:data:`~ragbook.generators.ABSTAIN`. The threshold is a number to calibrate on dev
-questions (chapter 14), not a phrase to look for in the reply.
+Whether to answer is read from the model's probabilities, not from its words: the
+probability that the answer starts with "none", the mean log-probability of the
+answer's tokens, or how much the sources raised that probability over the question
+alone (:func:`scores`). The threshold is a number to calibrate on dev questions
+(chapter 14), not a phrase to look for in the reply. Before answering, the reader also
+refuses an answer whose numbers none of its evidence sentences holds (chapter 12's
+number check).
 
 A grammar checks the form, not the content: a well-formed answer can cite the right
-sentence and still misstate it, or cite a sentence that does not hold the answer.
+sentence and misstate it, or cite a sentence that does not hold the answer.
 """
 
 from __future__ import annotations
@@ -89,7 +90,9 @@ class CitedAnswer:
     """What the reader made of one prompt: the rendered ``answer``; whether it
     ``refused`` and ``why`` (``""`` when it answered); the model's own ``words`` and the
     ``evidence`` sentences it chose; the raw ``reply`` (None when nothing was asked);
-    and the three scores of :func:`scores` (None when nothing was asked)."""
+    and the three scores of :func:`scores` (None when nothing was asked); ``moved``
+    when the evidence is not the sentences the model named but those holding the
+    answer's numbers."""
 
     answer: str
     refused: bool
@@ -98,6 +101,7 @@ class CitedAnswer:
     evidence: tuple[Sentence, ...]
     reply: str | None
     scores: dict | None
+    moved: bool = False
 
 
 def numbered_sentences(prompt: Prompt) -> list[Sentence]:
@@ -389,16 +393,23 @@ class CitedReader:
             )
             return self.last
         words, evidence = parse_reply(reply, citable)
-        why = ""
+        why, moved = "", False
         if score[self.refuse_by] < self.refuse_below:
             why = f"{self.refuse_by} below {self.refuse_below}"
         elif words.strip(" .").lower() in ("", "none"):
             why = "the model said none"
         elif self.check_numbers and unsupported_numbers(words, evidence):
-            why = "a number not in its evidence"
+            # the ids a small model names can miss the sentence its words come from;
+            # the sentences that hold every number of the answer are its evidence
+            holding = [s for s in citable if not unsupported_numbers(words, [s])]
+            if holding:
+                evidence = holding[:MAX_EVIDENCE]
+                moved = True
+            else:
+                why = "a number in no sentence it may cite"
         answer = ABSTAIN if why else render_answer(words, evidence)
         self.last = CitedAnswer(
-            answer, bool(why), why, words, tuple(evidence), reply, score
+            answer, bool(why), why, words, tuple(evidence), reply, score, moved
         )
         return self.last
 

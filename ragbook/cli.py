@@ -113,13 +113,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--reader",
         choices=READERS,
         default=None,
-        help="semantic (MiniLM cosine), lexical (idf coverage), llm (a local "
-        "language model answers), quote (the model reads, the source sentence "
-        "that says what it said answers) or combined (quote, after two worked "
-        "examples, with the semantic reader when the model refuses, a check that "
-        "the answer is about the question's subject, and the model asked whether "
-        "the answer's sentence answers the question); default: combined when the "
-        "language model is installed, else semantic",
+        help="cited (the language model answers in a few words and names the "
+        "sentences it rests on, under a grammar; citations from those sentences; "
+        "refuses by the model's probabilities), semantic (MiniLM cosine), lexical "
+        "(idf coverage), llm (the model answers in free text), quote (the model "
+        "reads, the source sentence that says what it said answers) or combined "
+        "(quote, after two worked examples, with the semantic reader when the model "
+        "refuses, a subject check, and the model asked whether the answer's sentence "
+        "answers the question); default: cited when the language model is "
+        "installed, else semantic",
     )
     parser.add_argument(
         "--glossary",
@@ -161,6 +163,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
         f"lexical reader (default {LEXICAL_ABSTAIN_BELOW}), cosine for the "
         f"semantic one and the semantic half of the combined one (default "
         f"{SEMANTIC_ABSTAIN_BELOW})",
+    )
+    parser.add_argument(
+        "--refuse-below",
+        type=float,
+        default=None,
+        metavar="LIFT",
+        help="the cited reader refuses when its answer's lift (the mean "
+        "log-probability of its tokens with the sources less without them) is below "
+        "this (default: chapter 14's choice on dev)",
     )
     parser.add_argument(
         "--no-cache",
@@ -259,10 +270,19 @@ def _pipeline(args) -> RAGPipeline:
             "(in the last, to its semantic reader); the llm and quote readers refuse "
             "when the model does"
         )
+    if args.refuse_below is not None and args.reader != "cited":
+        raise ValueError(
+            f"--refuse-below applies to the cited reader, not to --reader {args.reader}"
+        )
+    if args.reader == "cited" and args.abstain_below is not None:
+        raise ValueError(
+            "--abstain-below applies to the sentence pickers; the cited reader "
+            "refuses by --refuse-below"
+        )
     if args.model is not None and args.reader not in MODEL_READERS:
         raise ValueError(
-            "--model applies to --reader llm, quote or combined, not to --reader "
-            f"{args.reader}"
+            "--model applies to --reader cited, llm, quote or combined, not to "
+            f"--reader {args.reader}"
         )
     choice = _glossary_choice(args)
     glossary = (
@@ -276,7 +296,9 @@ def _pipeline(args) -> RAGPipeline:
         dimensions=args.dimensions,
         lists=args.lists,
         probes=probes,
-        abstain_below=args.abstain_below,
+        abstain_below=(
+            args.refuse_below if args.reader == "cited" else args.abstain_below
+        ),
         reader=args.reader,
         glossary=glossary,
         cache=not args.no_cache,
@@ -363,6 +385,22 @@ def _print_checks(result, out, indent: str = "") -> None:
         print(f"{indent}checks: {verdict} ({', '.join(details)})", file=out)
 
 
+def _print_cited(reading, out) -> None:
+    """The cited reader's answer: after the words it streamed, their citations, or
+    the refusal and why; then each evidence sentence under its id."""
+    if reading.reply is not None and not reading.refused:
+        print(reading.answer[len(reading.words.rstrip(".")) :], file=out)
+    elif reading.reply is not None:
+        print(f"\n{reading.answer} (refused: {reading.why})", file=out)
+    else:
+        print(f"{reading.answer} (refused: {reading.why})", file=out)
+    for sentence in reading.evidence:
+        print(f"  [{sentence.id}] {sentence.text}", file=out)
+    if reading.scores is not None:
+        shown = ", ".join(f"{k} {v:.2f}" for k, v in reading.scores.items())
+        print(f"  scores: {shown}", file=out)
+
+
 def _chat(args, out) -> int:
     """One question per line of standard input; the last three
     exchanges are kept, an elliptical follow-up ("What about Saturn?") is rewritten
@@ -408,12 +446,15 @@ def _ask(args, out) -> int:
     started = time.perf_counter()
     n = pipeline.index(documents)
     indexed = time.perf_counter()
-    streaming = args.reader == "llm"
+    streaming = args.reader in ("llm", "cited")
     if streaming:  # the answer as the model writes it
         pipeline._generate.on_text = lambda piece: (out.write(piece), out.flush())
     result = pipeline.answer(args.question)
     answered = time.perf_counter()
-    print("" if streaming else result.answer, file=out)
+    if args.reader == "cited":
+        _print_cited(pipeline._generate.last, out)
+    else:
+        print("" if streaming else result.answer, file=out)
     print(
         f"\n{len(documents)} documents, {n} chunks, {_setup(args)}, top {args.k}; "
         f"indexed in {indexed - started:.2f} s, answered in {answered - indexed:.2f} s",
@@ -425,7 +466,7 @@ def _ask(args, out) -> int:
             file=out,
         )
     _print_checks(result, out)
-    if streaming:
+    if args.reader == "llm":
         made = pipeline._generate.last
         print(
             f"model {pipeline._generate.model.name}: prompt {made.prompt_tokens} "

@@ -442,14 +442,7 @@ class RAGPipeline:
 
             local = LocalModel(self.model, records=None)
             if self.reader == "cited":
-                from .cited import REFUSE_BELOW, CitedReader
-
-                self.reader_abstain_below = (
-                    REFUSE_BELOW if self.abstain_below is None else self.abstain_below
-                )
-                self._generate = CitedReader(
-                    local, self.reader_abstain_below, early_stop=True
-                )
+                self._generate = self._cited(local)
             elif self.reader == "llm":
                 self._generate = LLMGenerator(local)
             elif self.reader == "quote":
@@ -474,6 +467,28 @@ class RAGPipeline:
         else:
             self._generate = self.generator
         return len(self.chunks)
+
+    def _cited(self, model) -> Callable[[Prompt], str]:
+        """Chapter 14's cited reader: the model reads the six sentences of the sources
+        that the semantic reader ranks best, answers in a few words and names its
+        evidence under a grammar, may cite only sources about the question's subject
+        (the documents' titles), and refuses by the lift of its answer
+        (:class:`~ragbook.cited.CitedReader`)."""
+        from .cited import REFUSE_BELOW, REFUSE_BY, CitedReader
+        from .embedder import load_minilm
+        from .readers import SemanticExtractiveGenerator
+
+        self.reader_abstain_below = (
+            REFUSE_BELOW if self.abstain_below is None else self.abstain_below
+        )
+        titles = [d.title.removeprefix("The ") for d in self.documents if d.title]
+        return CitedReader(
+            model,
+            REFUSE_BY,
+            self.reader_abstain_below,
+            subjects=titles or None,
+            ranker=SemanticExtractiveGenerator(load_minilm(), rewrite=self.glossary),
+        )
 
     def _combined(self, quoting, model) -> Callable[[Prompt], str]:
         """Chapter 14's choice on dev: the model's answer (after the two worked

@@ -2,7 +2,8 @@
 against the model, or make them anew.
 
 usage:
-    python tools/llm_records.py check [--sample 20] [--branch-sample 5] [--minimum 0.95]
+    python tools/llm_records.py check [--sample 20] [--structured-sample 5]
+                                  [--minimum 0.95]
         Regenerate a fixed sample of the recorded chat completions with the real model
         (the cache emptied before each, greedy, the recorded parameters) and compare the
         text byte for byte. Where the two differ, measure the recorded reply against
@@ -13,9 +14,9 @@ usage:
         difference; exits 1 when the share identical or near-tied is below --minimum.
         The sample is spread over every record file: the records with the smallest keys
         (SHA-256 of model and request, so a fixed choice that favours no chapter).
-        --branch-sample structured replies (ragbook.cited: a score, then a reply under
-        a grammar) are regenerated too and count in the share: the same text and the
-        same score, or the score within NEAR_TIE logits.
+        --structured-sample structured replies (ragbook.cited: a reply under a grammar
+        and its token probabilities) are regenerated too and count in the share: the
+        same text and the same probabilities, or every probability within NEAR_TIE.
     python tools/llm_records.py regenerate
         Delete every record file, then re-execute every chapter that uses the model
         (tools/make_notebook.sh), which computes each request live and records it.
@@ -70,18 +71,18 @@ def summary() -> int:
     return 0
 
 
-def check_branches(sample: int, models: dict) -> tuple[int, int, int]:
-    """Regenerate ``sample`` recorded structured replies (kind "branch": a score read
-    after a forced opening, then a reply under a grammar; ragbook.cited) and compare.
-    Identical: the same text and the same score. Near: the same text, the score within
-    NEAR_TIE logits (the last bits of a float sum differ across CPU types). A text
-    that differs counts against the share, since a grammar masks tokens and the
-    margins of an unconstrained reply do not apply to it."""
+def check_structured(sample: int, models: dict) -> tuple[int, int, int]:
+    """Regenerate ``sample`` recorded structured replies (kind "structured": a reply
+    under a grammar and its token probabilities; ragbook.cited) and compare.
+    Identical: the same text and the same probabilities. Near: the same text, every
+    probability within NEAR_TIE of the recorded one (the last bits of a float sum
+    differ across CPU types). A text that differs counts against the share: a grammar
+    masks tokens, so the margins of an unconstrained reply do not apply to it."""
     entries = [
         (path.stem, e)
         for path in record_files()
         for e in llm.Records(path).entries()
-        if e["request"]["kind"] == "branch"
+        if e["request"]["kind"] == "structured"
     ]
     if not entries or sample <= 0:
         return 0, 0, 0
@@ -94,34 +95,43 @@ def check_branches(sample: int, models: dict) -> tuple[int, int, int]:
             models[key] = llm.LocalModel(
                 name, records=None, n_ctx=request["n_ctx"], seed=request["seed"]
             )
-        now = models[key].branch_then_generate(
+        now = models[key].structured_reply(
             request["messages"],
             request["opening"],
-            request["branches"],
+            request["refusal"],
             request["grammar"],
             request["max_tokens"],
-            request["stop_below"],
+            closed=request["closed"],
+            answer_ends=request["answer_ends"],
         )
         recorded = entry["result"]
-        if now["text"] == recorded["text"] and now["score"] == recorded["score"]:
+
+        def numbers(result):
+            return [result["refusal_logprob"]] + [
+                v for part in ("answer", "closed") for _, v in result[part] or []
+            ]
+
+        if now["text"] == recorded["text"] and numbers(now) == numbers(recorded):
             same += 1
             continue
-        tied = (
-            now["text"] == recorded["text"]
-            and abs(now["score"] - recorded["score"]) <= NEAR_TIE
+        gap = (
+            max(abs(a - b) for a, b in zip(numbers(now), numbers(recorded)))
+            if len(numbers(now)) == len(numbers(recorded))
+            else float("inf")
         )
+        tied = now["text"] == recorded["text"] and gap <= NEAR_TIE
         near += tied
         print(
             f"DIFFERENT {name} {entry['key'][:12]} (structured; made on "
-            f"{entry['made_by'].get('machine')}): score {recorded['score']} recorded, "
-            f"{now['score']} now; "
+            f"{entry['made_by'].get('machine')}): largest change of a "
+            f"log-probability {gap:.3f}; "
             + ("the same text" if tied else "NOT the model's reply")
             + f"\n  recorded: {recorded['text']!r}\n  now:      {now['text']!r}"
         )
     return same, near, len(chosen)
 
 
-def check(sample: int, minimum: float, branch_sample: int = 5) -> int:
+def check(sample: int, minimum: float, structured_sample: int = 5) -> int:
     files = record_files()
     chats = {
         path: [e for e in llm.Records(path).entries() if e["request"]["kind"] == "chat"]
@@ -167,13 +177,15 @@ def check(sample: int, minimum: float, branch_sample: int = 5) -> int:
             + ("a near tie" if tied else f"above {NEAR_TIE}: NOT the model's reply")
             + f"\n  recorded: {recorded!r}\n  now:      {text!r}"
         )
-    branch_same, branch_near, branches = check_branches(branch_sample, models)
-    same, near = same + branch_same, near + branch_near
-    share = (same + near) / (len(chosen) + branches)
+    structured_same, structured_near, structured = check_structured(
+        structured_sample, models
+    )
+    same, near = same + structured_same, near + structured_near
+    share = (same + near) / (len(chosen) + structured)
     runtime = next(iter(models.values())).runtime()
     print(
-        f"{same} of {len(chosen) + branches} sampled generations "
-        f"({branches} of them structured) regenerated byte-identical and "
+        f"{same} of {len(chosen) + structured} sampled generations "
+        f"({structured} of them structured) regenerated byte-identical and "
         f"{near} more parted only at near ties (within {NEAR_TIE} logits of the top "
         f"choice at every token): {share:.0%}, with {runtime['runtime']} on "
         f"{runtime['machine']} ({runtime['instructions']}) in "
@@ -250,7 +262,7 @@ def main() -> int:
     checking = commands.add_parser("check")
     checking.add_argument("--sample", type=int, default=20)
     checking.add_argument("--minimum", type=float, default=0.95)
-    checking.add_argument("--branch-sample", type=int, default=5)
+    checking.add_argument("--structured-sample", type=int, default=5)
     commands.add_parser("regenerate")
     commands.add_parser("summary")
     commands.add_parser("prune")
@@ -261,7 +273,7 @@ def main() -> int:
     if options.command == "check":
         if options.sample < 1 or not 0 < options.minimum <= 1:
             parser.error("--sample must be at least 1 and --minimum in (0, 1]")
-        return check(options.sample, options.minimum, options.branch_sample)
+        return check(options.sample, options.minimum, options.structured_sample)
     if options.command == "prune":
         return prune()
     if options.command == "forget":
