@@ -88,8 +88,8 @@ nbval: $(STAMP)
 	RAGBOOK_LLM_RECORDS=only $(PROFILE2) $(BIN)/pytest $(NBVAL) chapters -q
 
 replay: $(LLM)
-	@echo "== 4/8 the records are the model's: a fixed sample of 20 generations made again, compared byte for byte"
-	$(BIN)/python tools/llm_records.py check --sample 20 --minimum 0.95
+	@echo "== 4/8 the records are the model's: a fixed sample of 20 generations and 5 structured replies made again, compared byte for byte"
+	$(BIN)/python tools/llm_records.py check --sample 20 --structured-sample 5 --minimum 0.95
 
 build: $(STAMP)
 	@echo "== 5/8 the book builds with warnings as errors"

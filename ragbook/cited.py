@@ -37,7 +37,7 @@ from typing import Callable
 from . import validate
 from .generators import ABSTAIN
 from .prompts import Prompt
-from .text import split_sentences
+from .text import analyze, split_sentences
 
 __all__ = [
     "CITED_INSTRUCTION",
@@ -91,8 +91,8 @@ class CitedAnswer:
     ``refused`` and ``why`` (``""`` when it answered); the model's own ``words`` and the
     ``evidence`` sentences it chose; the raw ``reply`` (None when nothing was asked);
     and the three scores of :func:`scores` (None when nothing was asked); ``moved``
-    when the evidence is not the sentences the model named but those holding the
-    answer's numbers."""
+    when the evidence is not the sentences the model named but the one that says
+    more of what the answer says (:func:`anchor`)."""
 
     answer: str
     refused: bool
@@ -254,6 +254,35 @@ def unsupported_numbers(words: str, evidence: list[Sentence]) -> list[str]:
     return [n for n in _NUMBER.findall(words) if n.replace(",", "") not in held]
 
 
+def overlap(words: str, sentence: Sentence) -> float:
+    """The share of the answer's analysed terms (chapter 5's analyzer) that the
+    sentence holds."""
+    terms = analyze(words)
+    held = set(analyze(sentence.text))
+    return sum(t in held for t in terms) / len(terms) if terms else 0.0
+
+
+def anchor(
+    words: str, named: list[Sentence], citable: list[Sentence], numbers: bool = True
+) -> list[Sentence]:
+    """The evidence of an answer: the sentences the model named, unless a sentence it
+    may cite says more of what the answer says; then that sentence.
+
+    A sentence ranks by whether it holds every number of the answer (with
+    ``numbers``), then by :func:`overlap`. The named sentences keep their place when
+    the best of them ranks as high as any; a small model's ids often miss the
+    sentence its words come from by one, and its words are the better pointer."""
+
+    def rank(sentence: Sentence) -> tuple:
+        holds = not numbers or not unsupported_numbers(words, [sentence])
+        return (holds, overlap(words, sentence))
+
+    best = max(citable, key=rank)  # the first among equals
+    if named and max(rank(s) for s in named) >= rank(best):
+        return list(named)
+    return [best]
+
+
 class CitedReader:
     """A reader (a prompt in, an answer out) that asks a language model for a short
     answer and the ids of its evidence sentences under a grammar, and decides whether
@@ -266,8 +295,14 @@ class CitedReader:
     - the score named by ``refuse_by`` (:func:`scores`: ``none``, ``confidence`` or
       ``lift``) is below ``refuse_below``;
     - the model's words are "none";
-    - with ``check_numbers``, a number of the answer is in none of its evidence
-      sentences (chapter 12's number check, applied before answering).
+    - with ``check_numbers``, a number of the answer is in no sentence it may cite
+      (chapter 12's number check, applied before answering);
+    - with ``verify``, the model, asked in a prompt of its own whether the first
+      evidence sentence answers the question, finds No likelier than Yes
+      (:meth:`verdict`; the score is then in ``last.scores["verdict"]``).
+
+    When the sentences the model named say less of its answer than another sentence
+    it may cite, that sentence is the evidence (:func:`anchor`).
 
     ``subjects`` (the articles' titles, say): when the question names some, the grammar
     lets the model cite only sentences of sources whose label names one of them.
@@ -291,6 +326,7 @@ class CitedReader:
         ranker=None,
         keep: int = 6,
         instruction: str = CITED_INSTRUCTION,
+        verify: bool = False,
     ):
         if not callable(getattr(model, "structured_reply", None)):
             raise TypeError(
@@ -320,6 +356,12 @@ class CitedReader:
         self.ranker = ranker
         self.keep = validate.k(keep, "keep")
         self.instruction = validate.text(instruction, "instruction")
+        self.verify = validate.flag(verify, "verify")
+        if self.verify and not callable(getattr(model, "relevance", None)):
+            raise TypeError(
+                "verify needs a model with a relevance(question, passage) method (a "
+                f"ragbook.llm.LocalModel), got {model!r}"
+            )
         self.last: CitedAnswer | None = None
         self.on_text: Callable[[str], None] | None = None
 
@@ -398,20 +440,33 @@ class CitedReader:
             why = f"{self.refuse_by} below {self.refuse_below}"
         elif words.strip(" .").lower() in ("", "none"):
             why = "the model said none"
-        elif self.check_numbers and unsupported_numbers(words, evidence):
-            # the ids a small model names can miss the sentence its words come from;
-            # the sentences that hold every number of the answer are its evidence
-            holding = [s for s in citable if not unsupported_numbers(words, [s])]
-            if holding:
-                evidence = holding[:MAX_EVIDENCE]
-                moved = True
-            else:
-                why = "a number in no sentence it may cite"
+        elif self.check_numbers and not any(
+            not unsupported_numbers(words, [s]) for s in citable
+        ):
+            why = "a number in no sentence it may cite"
+        else:
+            anchored = anchor(words, evidence, citable, self.check_numbers)
+            moved = anchored != evidence
+            evidence = anchored
+        verdict = None
+        if self.verify and not why:
+            verdict = self.verdict(prompt, evidence[0])
+            if verdict < 0:
+                why = "the model says its evidence does not answer"
         answer = ABSTAIN if why else render_answer(words, evidence)
+        if verdict is not None:
+            score = {**score, "verdict": verdict}
         self.last = CitedAnswer(
             answer, bool(why), why, words, tuple(evidence), reply, score, moved
         )
         return self.last
+
+    def verdict(self, prompt: Prompt, sentence: Sentence) -> float:
+        """logit(Yes) - logit(No) of the model asked, in a prompt of its own, whether
+        the evidence sentence, under its source's label, answers the question (the
+        relevance judgement of chapter 14's model check)."""
+        label = prompt.sources[sentence.source - 1].label
+        return float(self.model.relevance(prompt.question, f"{label}: {sentence.text}"))
 
     def __call__(self, prompt: Prompt) -> str:
         return self.read(prompt).answer

@@ -15,9 +15,11 @@ from ragbook.cited import (
     NONE,
     OPENING,
     CitedReader,
+    anchor,
     cited_messages,
     evidence_grammar,
     numbered_sentences,
+    overlap,
     parse_reply,
     render_answer,
     scores,
@@ -204,12 +206,12 @@ def test_the_reader_refuses_below_its_threshold_and_answers_at_it():
     assert confident(PROMPT) == ABSTAIN
 
 
-def test_the_reader_refuses_none_and_numbers_its_evidence_lacks():
+def test_the_reader_refuses_none_and_numbers_no_sentence_holds():
     said_none = CitedReader(StandIn(" none\nEvidence: [1.1]"), refuse_below=-9)
     assert said_none(PROMPT) == ABSTAIN and said_none.last.why == "the model said none"
     invented = CitedReader(StandIn(" 225 days\nEvidence: [2.1]"), refuse_below=-9)
     assert invented(PROMPT) == ABSTAIN
-    assert invented.last.why == "a number not in its evidence"
+    assert invented.last.why == "a number in no sentence it may cite"
     unchecked = CitedReader(
         StandIn(" 225 days\nEvidence: [2.1]"), refuse_below=-9, check_numbers=False
     )
@@ -321,3 +323,49 @@ def test_the_real_model_replies_under_the_grammar_the_same_way_twice():
     # the scored tokens are exactly the answer's words
     only_words, _ = parse_reply(result["text"], numbered_sentences(PROMPT))
     assert "".join(t for t, _ in result["answer"]).strip() == only_words
+
+
+def test_the_evidence_moves_to_the_sentence_that_says_the_answer():
+    s = {x.id: x for x in numbered_sentences(PROMPT)}
+    citable = list(s.values())
+    # the model named 2.2 for a number that only 2.1 holds: 2.1 is the evidence
+    assert anchor("224.7 Earth days", [s["2.2"]], citable) == [s["2.1"]]
+    # words without numbers: the sentence holding more of them wins
+    assert anchor("a core of iron", [s["1.1"]], citable) == [s["1.2"]]
+    # named sentences that say as much as any other stay
+    assert anchor("iron core", [s["1.2"], s["2.1"]], citable) == [s["1.2"], s["2.1"]]
+    assert overlap("core iron", s["1.2"]) == 1.0 and overlap("moons", s["1.2"]) == 0.0
+
+
+def test_the_reader_reports_a_moved_evidence_and_cites_its_source():
+    reader = CitedReader(StandIn(" 224.7 Earth days\nEvidence: [1.1]"))
+    assert reader(PROMPT) == "224.7 Earth days [2]." and reader.last.moved
+
+
+def test_the_model_check_refuses_when_no_is_likelier():
+    class Judging(StandIn):
+        def __init__(self, reply, verdict):
+            super().__init__(reply)
+            self.verdict, self.judged = verdict, []
+
+        def relevance(self, question, passage):
+            self.judged.append((question, passage))
+            return self.verdict
+
+    reply = " 224.7 Earth days\nEvidence: [2.1]"
+    yes = Judging(reply, 0.0)
+    reader = CitedReader(yes, refuse_below=-9, verify=True)
+    assert reader(PROMPT) == "224.7 Earth days [2]."
+    assert yes.judged == [
+        (
+            "How long is a year on Venus?",
+            "Venus, Orbit: The planet travels around the Sun once every 224.7 Earth "
+            "days.",
+        )
+    ]
+    assert reader.last.scores["verdict"] == 0.0
+    no = CitedReader(Judging(reply, -0.1), refuse_below=-9, verify=True)
+    assert no(PROMPT) == ABSTAIN
+    assert no.last.why == "the model says its evidence does not answer"
+    with pytest.raises(TypeError, match="relevance"):
+        CitedReader(StandIn(reply), verify=True)
