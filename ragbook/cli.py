@@ -120,7 +120,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "reads, the source sentence that says what it said answers) or combined "
         "(quote, after two worked examples, with the semantic reader when the model "
         "refuses, a subject check, and the model asked whether the answer's sentence "
-        "answers the question); default: cited when the language model is "
+        "answers the question); default: combined when the language model is "
         "installed, else semantic",
     )
     parser.add_argument(
@@ -128,8 +128,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
         metavar="NAME|FILE",
         default=None,
         help="definitions appended to the question: astronomy, none, or a JSON file of "
-        "term: definition pairs (default: astronomy for the semantic, lexical and "
-        "combined readers on the bundled corpus, else none)",
+        "term: definition pairs (default: astronomy for the semantic, lexical, "
+        "combined and cited readers on the bundled corpus, else none)",
     )
     parser.add_argument(
         "-k", type=_positive, default=5, help="chunks put into the prompt (default: 5)"
@@ -168,10 +168,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--refuse-below",
         type=float,
         default=None,
-        metavar="LIFT",
-        help="the cited reader refuses when its answer's lift (the mean "
-        "log-probability of its tokens with the sources less without them) is below "
-        "this (default: chapter 14's choice on dev)",
+        metavar="LOGODDS",
+        help="the cited reader refuses when the log-odds against its answer starting "
+        "with 'none' are below this (default: 8.11, chapter 14's choice on dev)",
     )
     parser.add_argument(
         "--no-cache",
@@ -308,12 +307,13 @@ def _pipeline(args) -> RAGPipeline:
 
 
 def _glossary_choice(args) -> str:
-    """--glossary as given, else astronomy for the sentence pickers on the bundled
-    corpus, and none for a folder of documents or a reader with a model."""
+    """--glossary as given, else astronomy on the bundled corpus for the readers chapter
+    14 measured with it (the sentence pickers, combined and cited), and none for a
+    folder of documents or the llm and quote readers."""
     if args.glossary:
         return args.glossary
     bundled = getattr(args, "documents", None) is None
-    sentence_pickers = ("semantic", "lexical", "combined")
+    sentence_pickers = ("semantic", "lexical", "combined", "cited")
     return "astronomy" if bundled and args.reader in sentence_pickers else "none"
 
 
@@ -394,8 +394,9 @@ def _print_cited(reading, out) -> None:
         print(f"\n{reading.answer} (refused: {reading.why})", file=out)
     else:
         print(f"{reading.answer} (refused: {reading.why})", file=out)
-    for sentence in reading.evidence:
-        print(f"  [{sentence.id}] {sentence.text}", file=out)
+    if not reading.refused:
+        for sentence in reading.evidence:
+            print(f"  [{sentence.id}] {sentence.text}", file=out)
     if reading.scores is not None:
         shown = ", ".join(f"{k} {v:.2f}" for k, v in reading.scores.items())
         print(f"  scores: {shown}", file=out)

@@ -472,7 +472,8 @@ class RAGPipeline:
         """Chapter 14's cited reader: the model reads the six sentences of the sources
         that the semantic reader ranks best, answers in a few words and names its
         evidence under a grammar, may cite only sources about the question's subject
-        (the documents' titles), and refuses by the lift of its answer
+        (the documents' titles), refuses by its probability of answering "none", and
+        is asked whether its evidence answers the question
         (:class:`~ragbook.cited.CitedReader`)."""
         from .cited import REFUSE_BELOW, REFUSE_BY, CitedReader
         from .embedder import load_minilm
@@ -488,6 +489,7 @@ class RAGPipeline:
             self.reader_abstain_below,
             subjects=titles or None,
             ranker=SemanticExtractiveGenerator(load_minilm(), rewrite=self.glossary),
+            verify=True,
         )
 
     def _combined(self, quoting, model) -> Callable[[Prompt], str]:
