@@ -29,6 +29,10 @@ on a terminal, the work that takes more than a second reports on standard error 
 is doing and how far it is (:mod:`ragbook.progress`). ``--retriever bm25 --reader
 lexical`` needs no model at all.
 
+``--reader cited`` has the model answer in a few words and name its evidence sentences
+under a grammar (:mod:`ragbook.cited`): the words are printed as they are generated,
+then their citations and the evidence sentences, or the refusal and its reason.
+
 ``--reader llm`` answers with a local language model (``--model NAME|PATH``, default
 :data:`ragbook.llm.DEFAULT_MODEL`; ``make llm`` installs it): the answer is printed as
 it is generated, then the sources, the checks, and the time to the first token and in

@@ -48,7 +48,7 @@ class StandIn:
     ``closed`` the log-probability of every answer token with and without the
     sources."""
 
-    def __init__(self, reply, none=0.01, open_=-0.5, closed=-2.0):
+    def __init__(self, reply, none=1e-6, open_=-0.5, closed=-2.0):
         self.reply, self.none, self.open, self.closed = reply, none, open_, closed
         self.asked = []
 
@@ -195,8 +195,12 @@ def test_the_reader_answers_in_the_models_words_with_valid_citations():
 def test_the_reader_refuses_below_its_threshold_and_answers_at_it():
     reply = " 224.7 days\nEvidence: [2.1]"
     # lift = open - closed = -0.5 - (-2.0) = 1.5
-    assert CitedReader(StandIn(reply), refuse_below=1.5)(PROMPT) == "224.7 days [2]."
-    reader = CitedReader(StandIn(reply), refuse_below=1.51)
+    # the default: log-odds against " none", refusing below 8.11 (chapter 14)
+    assert CitedReader(StandIn(reply, none=1 / (1 + math.exp(8.2))))(PROMPT) != ABSTAIN
+    assert CitedReader(StandIn(reply, none=1 / (1 + math.exp(8.0))))(PROMPT) == ABSTAIN
+    by_lift = CitedReader(StandIn(reply), refuse_by="lift", refuse_below=1.5)
+    assert by_lift(PROMPT) == "224.7 days [2]."
+    reader = CitedReader(StandIn(reply), refuse_by="lift", refuse_below=1.51)
     assert reader(PROMPT) == ABSTAIN and reader.last.why == "lift below 1.51"
     by_none = CitedReader(StandIn(reply, none=0.5), refuse_by="none", refuse_below=0)
     assert by_none(PROMPT) == "224.7 days [2]."  # log-odds 0 is at the threshold

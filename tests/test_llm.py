@@ -592,7 +592,11 @@ def test_the_tool_refuses_options_the_llm_reader_does_not_take(capsys):
     venus = "How long is a year on Venus?"
     assert main(["ask", venus, "--reader", "semantic", "--model", "qwen2.5-0.5b"]) == 2
     error = capsys.readouterr().err
-    assert "--model applies to --reader llm, quote or combined" in error
+    assert "--model applies to --reader cited, llm, quote or combined" in error
+    assert main(["ask", venus, "--reader", "semantic", "--refuse-below", "3"]) == 2
+    assert "--refuse-below applies to the cited reader" in capsys.readouterr().err
+    assert main(["ask", venus, "--reader", "cited", "--abstain-below", "0.5"]) == 2
+    assert "the cited reader refuses by --refuse-below" in capsys.readouterr().err
 
 
 @pytest.mark.live

@@ -22,6 +22,16 @@ RESULT_KEYS = {
         "seconds",
     },
     "count": {"tokens"},
+    "structured": {
+        "refusal_logprob",
+        "text",
+        "finish_reason",
+        "answer",
+        "closed",
+        "prompt_tokens",
+        "completion_tokens",
+        "seconds",
+    },
     "prompt_tokens": {"tokens"},
     "logprobs": {"tokens"},
     "relevance": {"yes_minus_no"},
@@ -45,6 +55,16 @@ def test_every_record_is_keyed_by_its_model_and_request(path):
         made_by = entry["made_by"]
         assert made_by["model_sha256"] == spec.sha256 and made_by["model"] == spec.name
         assert made_by["runtime"].startswith("llama-cpp-python ") and made_by["machine"]
+        if request["kind"] == "structured":
+            # a reply under the grammar: the answer's tokens start the text, and every
+            # log-probability is one
+            result = entry["result"]
+            spoken = "".join(piece for piece, _ in result["answer"])
+            assert len(result["answer"]) <= result["completion_tokens"], entry["key"]
+            if "\ufffd" not in spoken:  # a character split over tokens decodes apart
+                assert result["text"].startswith(spoken), entry["key"]
+            assert all(v <= 0 for _, v in result["answer"] + (result["closed"] or []))
+            assert result["refusal_logprob"] <= 0
         if request["kind"] == "chat":
             assert request["temperature"] == 0.0 and entry["result"]["text"].strip()
             assert entry["result"]["completion_tokens"] <= request["max_tokens"]
