@@ -19,8 +19,8 @@ probability that the answer starts with "none", the mean log-probability of the
 answer's tokens, or how much the sources raised that probability over the question
 alone (:func:`scores`). The threshold is a number to calibrate on dev questions
 (chapter 14), not a phrase to look for in the reply. Before answering, the reader also
-refuses an answer whose numbers none of its evidence sentences holds (chapter 12's
-number check).
+refuses an answer holding a number that no sentence it may cite holds (the number
+check of the grounding checks).
 
 A grammar checks the form, not the content: a well-formed answer can cite the right
 sentence and misstate it, or cite a sentence that does not hold the answer.
@@ -258,8 +258,8 @@ def unsupported_numbers(words: str, evidence: list[Sentence]) -> list[str]:
 
 
 def overlap(words: str, sentence: Sentence) -> float:
-    """The share of the answer's analysed terms (chapter 5's analyzer) that the
-    sentence holds."""
+    """The share of the answer's analysed terms (:func:`~ragbook.text.analyze`) that
+    the sentence holds."""
     terms = analyze(words)
     held = set(analyze(sentence.text))
     return sum(t in held for t in terms) / len(terms) if terms else 0.0
@@ -299,7 +299,7 @@ class CitedReader:
       ``lift``) is below ``refuse_below``;
     - the model's words are "none";
     - with ``check_numbers``, a number of the answer is in no sentence it may cite
-      (chapter 12's number check, applied before answering);
+      (the grounding checks' number check, applied before answering);
     - with ``verify``, the model, asked in a prompt of its own whether the first
       evidence sentence answers the question, finds No likelier than Yes
       (:meth:`verdict`; the score is then in ``last.scores["verdict"]``).
