@@ -308,8 +308,13 @@ def test_the_real_model_replies_under_the_grammar_the_same_way_twice():
     first = reader.read(PROMPT)
     again = reader.read(PROMPT)
     assert first == again and first.reply
-    words, evidence = parse_reply(first.reply, numbered_sentences(PROMPT))
-    assert words and evidence and first.answer == render_answer(words, evidence)
+    words, named = parse_reply(first.reply, numbered_sentences(PROMPT))
+    assert words == first.words and named
+    # the evidence is what the model named, or the sentence anchor() moved it to
+    assert first.evidence == tuple(
+        anchor(words, named, numbered_sentences(PROMPT), False)
+    )
+    assert first.answer == render_answer(words, list(first.evidence))
     result = model.structured_reply(
         cited_messages(PROMPT),
         OPENING,
