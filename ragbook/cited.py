@@ -274,7 +274,7 @@ def anchor(
     A sentence ranks by whether it holds every number of the answer (with
     ``numbers``), then by :func:`overlap`. The named sentences keep their place when
     the best of them ranks as high as any; a small model's ids often miss the
-    sentence its words come from by one, and its words are the better pointer."""
+    sentence its words come from, and its words are the better pointer."""
 
     def rank(sentence: Sentence) -> tuple:
         holds = not numbers or not unsupported_numbers(words, [sentence])
