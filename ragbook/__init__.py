@@ -12,7 +12,8 @@ One module per idea; each docstring names the chapter that derives it.
 - :mod:`ragbook.retrieval`: the retriever contract
   (``search(query, k, allowed) -> list[Hit]``).
 - :mod:`ragbook.index`, :mod:`ragbook.tfidf`, :mod:`ragbook.bm25`,
-  :mod:`ragbook.ranking`: sparse retrieval.
+  :mod:`ragbook.pruning`, :mod:`ragbook.ranking`: sparse retrieval, and exact top k by
+  MaxScore.
 - :mod:`ragbook.lsa`, :mod:`ragbook.embedder`, :mod:`ragbook.dense`: dense retrieval
   (LSA, MiniLM).
 - :mod:`ragbook.vectors`, :mod:`ragbook.ivf`, :mod:`ragbook.vector_kernels`: exact and
@@ -24,6 +25,9 @@ One module per idea; each docstring names the chapter that derives it.
 - :mod:`ragbook.prompts`: numbered, delimited sources, budgets and packing.
 - :mod:`ragbook.generators`: scripted, extractive (lexical and semantic), trigram and
   chat generators.
+- :mod:`ragbook.readers`, :mod:`ragbook.cited`: readers that quote a sentence, and the
+  reader that answers in a model's words under a grammar, every claim cited.
+- :mod:`ragbook.llm`: a local language model, its files and its recorded requests.
 - :mod:`ragbook.verification`: citation, support, number and quote checks.
 - :mod:`ragbook.rag_models`: RAG-Sequence and RAG-Token likelihoods.
 - :mod:`ragbook.glossary`: question rewriting with definitions.
