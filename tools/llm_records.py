@@ -71,6 +71,16 @@ def summary() -> int:
     return 0
 
 
+def model_for(models: dict, name: str, request: dict) -> llm.LocalModel:
+    """The model that made ``request`` (its context size and seed), loaded once."""
+    key = (name, request["n_ctx"], request["seed"])
+    if key not in models:
+        models[key] = llm.LocalModel(
+            name, records=None, n_ctx=request["n_ctx"], seed=request["seed"]
+        )
+    return models[key]
+
+
 def check_structured(sample: int, models: dict) -> tuple[int, int, int]:
     """Regenerate ``sample`` recorded structured replies (kind "structured": a reply
     under a grammar and its token probabilities; ragbook.cited) and compare.
@@ -90,12 +100,8 @@ def check_structured(sample: int, models: dict) -> tuple[int, int, int]:
     same = near = 0
     for name, entry in chosen:
         request = entry["request"]
-        key = (name, request["n_ctx"], request["seed"])
-        if key not in models:
-            models[key] = llm.LocalModel(
-                name, records=None, n_ctx=request["n_ctx"], seed=request["seed"]
-            )
-        now = models[key].structured_reply(
+        model = model_for(models, name, request)
+        now = model.structured_reply(
             request["messages"],
             request["opening"],
             request["refusal"],
@@ -153,17 +159,13 @@ def check(sample: int, minimum: float, structured_sample: int = 5) -> int:
     models: dict[tuple, llm.LocalModel] = {}
     for name, entry in chosen:
         request = entry["request"]
-        key = (name, request["n_ctx"], request["seed"])
-        if key not in models:
-            models[key] = llm.LocalModel(
-                name, records=None, n_ctx=request["n_ctx"], seed=request["seed"]
-            )
-        text = models[key].chat(request["messages"], request["max_tokens"]).text
+        model = model_for(models, name, request)
+        text = model.chat(request["messages"], request["max_tokens"]).text
         recorded = entry["result"]["text"]
         if text == recorded:
             same += 1
             continue
-        margins = models[key].reply_margins(
+        margins = model.reply_margins(
             request["messages"], recorded, entry["result"]["finish_reason"] == "stop"
         )
         tied = max(margins) <= NEAR_TIE

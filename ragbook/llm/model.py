@@ -350,25 +350,21 @@ class LocalModel:
             shared += 1
         return shared
 
-    def _generate(
-        self, messages: list[dict[str, str]], max_tokens: int, on_text
-    ) -> dict:
-        tokens = self._template(messages)
-        self._check_fits(len(tokens), max_tokens)
-        llama = self.llama
-        reused = self._reuse(tokens)
-        start = time.perf_counter()
+    def _stream(self, tokens: list[int], max_tokens: int, on_text, start, **options):
+        """Greedy completion of ``tokens``, streamed to ``on_text``: the text, why it
+        stopped, and the seconds from ``start`` to its first piece (None if none came).
+        ``options`` go to llama.cpp (a grammar, a logits processor)."""
         first = None
         pieces: list[str] = []
         finish = "length"
-        count = 0
-        for chunk in llama.create_completion(
+        for chunk in self._llama.create_completion(
             prompt=tokens,
             max_tokens=max_tokens,
             temperature=0.0,
             seed=self.seed,
             stop=[self._eos] if self._eos else None,
             stream=True,
+            **options,
         ):
             choice = chunk["choices"][0]
             piece = choice.get("text") or ""
@@ -380,8 +376,18 @@ class LocalModel:
                     on_text(piece)
             if choice.get("finish_reason"):
                 finish = choice["finish_reason"]
+        return "".join(pieces), finish, first
+
+    def _generate(
+        self, messages: list[dict[str, str]], max_tokens: int, on_text
+    ) -> dict:
+        tokens = self._template(messages)
+        self._check_fits(len(tokens), max_tokens)
+        llama = self.llama
+        reused = self._reuse(tokens)
+        start = time.perf_counter()
+        text, finish, first = self._stream(tokens, max_tokens, on_text, start)
         total = time.perf_counter() - start
-        text = "".join(pieces)
         count = len(llama._input_ids) - len(tokens)
         return {
             "text": text,
@@ -481,7 +487,11 @@ class LocalModel:
     def _teacher_forced(self, messages: list[dict], pieces: list[int]):
         """Each of ``pieces`` with the model's logits just before it, the pieces fed
         one by one after the prompt of ``messages`` (the reply forced, not sampled)."""
-        prompt = self._template(messages)
+        return self._forced(self._template(messages), pieces)
+
+    def _forced(self, prompt: list[int], pieces: list[int]):
+        """Each of ``pieces`` with the model's logits just before it, fed one by one
+        after the tokens of ``prompt``."""
         self._check_fits(len(prompt) + len(pieces), 0)
         self._feed(prompt)
         for token in pieces:
@@ -634,30 +644,15 @@ class LocalModel:
             seen.append(np.asarray(scores, dtype=np.float64).copy())
             return scores
 
-        pieces: list[str] = []
-        finish = "length"
-        first = None
         # the prompt is in the cache: llama.cpp evaluates again only its last token
-        for chunk in self._llama.create_completion(
-            prompt=tokens,
-            max_tokens=max_tokens,
-            temperature=0.0,
-            seed=self.seed,
-            stop=[self._eos] if self._eos else None,
+        text, finish, first = self._stream(
+            tokens,
+            max_tokens,
+            on_text,
+            start,
             grammar=llama_cpp.LlamaGrammar.from_string(grammar, verbose=False),
             logits_processor=llama_cpp.LogitsProcessorList([watch]),
-            stream=True,
-        ):
-            choice = chunk["choices"][0]
-            piece = choice.get("text") or ""
-            if piece:
-                if first is None:
-                    first = time.perf_counter() - start
-                pieces.append(piece)
-                if on_text is not None:
-                    on_text(piece)
-            if choice.get("finish_reason"):
-                finish = choice["finish_reason"]
+        )
         generated = [int(t) for t in self._llama._input_ids[len(tokens) :]]
         answer: list[list] = []
         answer_ids: list[int] = []
@@ -671,7 +666,7 @@ class LocalModel:
             answer_ids.append(token)
         result = {
             "refusal_logprob": round(refusal_logprob, 6),
-            "text": "".join(pieces),
+            "text": text,
             "finish_reason": finish,
             "answer": answer,
             "prompt_tokens": len(tokens),
@@ -681,20 +676,13 @@ class LocalModel:
             "closed": None,
         }
         if closed is not None and answer_ids:
-            forced = self._teacher_forced_tokens(
-                self._template(closed) + self._tokens(opening), answer_ids
-            )
+            forced = [
+                self._log_softmax_at(logits, token)
+                for token, logits in self._forced(
+                    self._template(closed) + self._tokens(opening), answer_ids
+                )
+            ]
             result["closed"] = [
                 [piece, round(value, 6)] for (piece, _), value in zip(answer, forced)
             ]
         return result
-
-    def _teacher_forced_tokens(self, prompt: list[int], pieces: list[int]) -> list:
-        """The log-probability of each of ``pieces`` fed one by one after ``prompt``."""
-        self._check_fits(len(prompt) + len(pieces), 0)
-        self._feed(prompt)
-        out = []
-        for token in pieces:
-            out.append(self._log_softmax_at(self._logits(), token))
-            self.llama.eval([token])
-        return out
