@@ -70,12 +70,15 @@ def _sift_down(heap_ids, heap_scores, size, place):
             heap_scores[child], heap_ids[child], heap_scores[place], heap_ids[place]
         ):
             return
-        heap_ids[place], heap_ids[child] = heap_ids[child], heap_ids[place]
-        heap_scores[place], heap_scores[child] = (
-            heap_scores[child],
-            heap_scores[place],
-        )
+        _swap(heap_ids, heap_scores, place, child)
         place = child
+
+
+@njit(cache=True, nogil=True)
+def _swap(heap_ids, heap_scores, a, b):
+    """Exchange two entries of a heap."""
+    heap_ids[a], heap_ids[b] = heap_ids[b], heap_ids[a]
+    heap_scores[a], heap_scores[b] = heap_scores[b], heap_scores[a]
 
 
 @njit(cache=True, nogil=True)
@@ -89,11 +92,7 @@ def _push(heap_ids, heap_scores, size, doc, score):
             heap_scores[place], heap_ids[place], heap_scores[parent], heap_ids[parent]
         ):
             break
-        heap_ids[place], heap_ids[parent] = heap_ids[parent], heap_ids[place]
-        heap_scores[place], heap_scores[parent] = (
-            heap_scores[parent],
-            heap_scores[place],
-        )
+        _swap(heap_ids, heap_scores, place, parent)
         place = parent
     return size + 1
 
