@@ -83,3 +83,33 @@ def test_sparse_quick_pruned_and_exhaustive_search_agree(sparse_quick):
         for k in ("k10", "k1000"):
             postings = section["postings_read"][k]
             assert 0 < postings["pruned"] <= postings["exhaustive"]
+
+
+@pytest.mark.live
+def test_llm_quick_runs_every_part_and_writes_its_keys(tmp_path):
+    from test_llm import _live_model
+
+    _live_model()  # skips (or fails under RAGBOOK_REQUIRE_LLM=1) without the model
+    output = tmp_path / "llm.json"
+    done = subprocess.run(
+        [sys.executable, "benchmarks/llm.py", "--quick", "--output", str(output)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(output.read_text(encoding="utf-8"))
+    assert data["quick"] is True and data["run"]["benchmark"] == "llm"
+    (result,) = data["results"]
+    assert result["model"] == "qwen2.5-0.5b" and result["threads"] == 1
+    for key in ("median_total_s", "median_first_token_s", "share_of_bound"):
+        assert result[key] > 0, key
+    cited = data["cited"]
+    (answer,) = cited["answers"]
+    assert answer["prompt_tokens"] > 0 and answer["answer"]
+    assert 0 < answer["first_token_s"] <= answer["reply_s"] <= answer["total_s"]
+    for target in data["targets"]:
+        verdict = "MET" if target["met"] else "NOT MET"
+        assert f"{target['target']}: " in done.stdout and verdict in done.stdout

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from ragbook.cited import (
-    MAX_WORDS,
+    MAX_CHARS,
     NONE,
     OPENING,
     CitedReader,
@@ -22,6 +22,7 @@ from ragbook.cited import (
     overlap,
     parse_reply,
     render_answer,
+    says_not_stated,
     scores,
     unsupported_numbers,
 )
@@ -112,14 +113,28 @@ def test_the_prompt_shows_each_sentence_after_its_id_and_escapes_the_sources():
 def test_the_grammar_names_exactly_the_prompts_ids_and_one_short_claim():
     grammar = evidence_grammar(["1.1", "1.2", "2.1"])
     assert 'id ::= "1.1" | "1.2" | "2.1"\n' in grammar
-    # the answer first, then one to three ids
+    # the answer, an optional full stop, then one to three ids
     assert grammar.startswith(
-        'root ::= " " answer "\\nEvidence:" " [" id "]" (" [" id "]")? (" [" id "]")?'
+        'root ::= " " answer "."? "\\nEvidence:" " [" id "]" (" [" id "]")? '
+        '(" [" id "]")?'
     )
-    assert f'answer ::= word (" " word){{0,{MAX_WORDS - 1}}}' in grammar
-    # a full stop only between digits, no brackets, no end of sentence
-    assert 'word ::= (char | [0-9] "." [0-9]){1,24}' in grammar
-    assert "char ::= [^ \\n\\[\\].!?]" in grammar
+    # at most MAX_CHARS pieces, the first not a space; a full stop only between digits
+    assert f"answer ::= first rest{{0,{MAX_CHARS - 1}}}\n" in grammar
+    assert 'first ::= char | [0-9] "." [0-9] | [A-Z] "."\n' in grammar
+    assert 'rest ::= first | " "\n' in grammar
+    char = re.search(r"char ::= \[(.*)\]\n", grammar).group(1)
+    ranges = [
+        (int(a, 16), int(b or a, 16))
+        for a, b in re.findall(r"\\[xu]([0-9A-F]+)(?:-\\[xu]([0-9A-F]+))?", char)
+    ]
+
+    def allowed(c):
+        return any(lo <= ord(c) <= hi for lo, hi in ranges)
+
+    for c in "aZ09,;:'\"-/()%°²é×–’−":
+        assert allowed(c), c
+    for c in " .!?[]\n\t\x00" + "红ж日":
+        assert not allowed(c), repr(c)
     for bad in ([], ["2"], ["a.1"], ["1.1]"]):
         with pytest.raises(ValueError):
             evidence_grammar(bad)
@@ -378,3 +393,18 @@ def test_the_model_check_refuses_when_no_is_likelier():
     assert no.last.why == "the model says its evidence does not answer"
     with pytest.raises(TypeError, match="relevance"):
         CitedReader(StandIn(reply), verify=True)
+
+
+def test_a_refusal_in_words_is_read_as_one():
+    for words in (
+        "The rotation period of Eris is not directly stated in any of the sources",
+        "This is not mentioned",
+        "The sources do not contain the answer",
+        "not given in the sources",
+    ):
+        assert says_not_stated(words), words
+    for words in ("224.7 Earth days", "It is not a planet", "no magnetic field"):
+        assert not says_not_stated(words), words
+    model = StandIn(" It is not stated in the sources\nEvidence: [2.1]")
+    reader = CitedReader(model)
+    assert reader(PROMPT) == ABSTAIN and reader.last.why == "the model said none"
