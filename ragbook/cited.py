@@ -329,6 +329,10 @@ class CitedReader:
       evidence sentence answers the question, finds No likelier than Yes
       (:meth:`verdict`; the score is then in ``last.scores["verdict"]``).
 
+    With ``closed_book`` (the default), the same request also reads the answer's
+    probability without the sources, for the ``lift`` score; without it the lift is
+    -inf and the request is shorter.
+
     When the sentences the model named say less of its answer than another sentence
     it may cite, that sentence is the evidence (:func:`anchor`).
 
@@ -355,6 +359,7 @@ class CitedReader:
         keep: int = 6,
         instruction: str = CITED_INSTRUCTION,
         verify: bool = False,
+        closed_book: bool = True,
     ):
         if not callable(getattr(model, "structured_reply", None)):
             raise TypeError(
@@ -385,6 +390,12 @@ class CitedReader:
         self.keep = validate.k(keep, "keep")
         self.instruction = validate.text(instruction, "instruction")
         self.verify = validate.flag(verify, "verify")
+        self.closed_book = validate.flag(closed_book, "closed_book")
+        if refuse_by == "lift" and not self.closed_book:
+            raise ValueError(
+                "refuse_by='lift' needs closed_book=True: the lift compares the "
+                "answer's probability with and without the sources"
+            )
         if self.verify and not callable(getattr(model, "relevance", None)):
             raise TypeError(
                 "verify needs a model with a relevance(question, passage) method (a "
@@ -428,10 +439,14 @@ class CitedReader:
     def ask(self, prompt: Prompt, shown: list[Sentence], citable: list[Sentence]):
         """The model's structured reply to ``prompt`` (see
         :meth:`~ragbook.llm.LocalModel.structured_reply`)."""
-        closed = [
-            {"role": "system", "content": CLOSED_INSTRUCTION},
-            {"role": "user", "content": f"Question: {prompt.question}"},
-        ]
+        closed = (
+            [
+                {"role": "system", "content": CLOSED_INSTRUCTION},
+                {"role": "user", "content": f"Question: {prompt.question}"},
+            ]
+            if self.closed_book
+            else None
+        )
         return self.model.structured_reply(
             cited_messages(prompt, self.instruction, shown),
             OPENING,
@@ -502,22 +517,25 @@ class CitedReader:
 
 class _AnswerStream:
     """Passes on only the answer's words of a reply as it is generated: what comes
-    before ``Evidence:``."""
+    before ``Evidence:``, less the full stop that may end the answer (the rendered
+    answer puts its citations before the full stop)."""
 
     def __init__(self, out: Callable[[str], None]):
-        self.out, self.seen, self.done = out, "", False
+        self.out, self.seen, self.sent, self.done = out, "", 0, False
 
     def __call__(self, piece: str) -> None:
         if self.done:
             return
-        before = len(self.seen)
         self.seen += piece
         at = self.seen.find("\n")
         if at >= 0:
             self.done = True
-        end = at if at >= 0 else len(self.seen)
-        text = self.seen[before:end]
-        if before == 0:
+            words = self.seen[:at].rstrip().removesuffix(".")
+        else:
+            words = self.seen.rstrip(".")  # a full stop held back until more comes
+        text = words[self.sent :]
+        if self.sent == 0:
             text = text.lstrip()
         if text:
             self.out(text)
+        self.sent = max(self.sent, len(words))

@@ -83,7 +83,7 @@ class StandIn:
             "finish_reason": "stop",
             "refusal_logprob": math.log(self.none),
             "answer": [[w, self.open] for w in words],
-            "closed": [[w, self.closed] for w in words],
+            "closed": None if closed is None else [[w, self.closed] for w in words],
         }
 
 
@@ -408,3 +408,31 @@ def test_a_refusal_in_words_is_read_as_one():
     model = StandIn(" It is not stated in the sources\nEvidence: [2.1]")
     reader = CitedReader(model)
     assert reader(PROMPT) == ABSTAIN and reader.last.why == "the model said none"
+
+
+def test_a_streamed_answer_holds_back_its_final_full_stop_only():
+    from ragbook.cited import _AnswerStream
+
+    for pieces, words in (
+        (
+            [" 224", ".", "7 Earth", " days", ".", "\nEvidence", ": [2.1]"],
+            "224.7 Earth days",
+        ),
+        ([" James L", ".", " Elliot", "\n", "Evidence: [1.1]"], "James L. Elliot"),
+        ([" iron.\nEvid", "ence: [1.2]"], "iron"),
+    ):
+        got = []
+        stream = _AnswerStream(got.append)
+        for piece in pieces:
+            stream(piece)
+        assert "".join(got) == words, pieces
+
+
+def test_without_the_closed_book_reading_there_is_no_lift():
+    model = StandIn(" 224.7 Earth days\nEvidence: [2.1]")
+    reader = CitedReader(model, closed_book=False)
+    assert reader(PROMPT) == "224.7 Earth days [2]."
+    assert model.asked[0]["closed"] is None
+    assert reader.last.scores["lift"] == float("-inf")
+    with pytest.raises(ValueError, match="closed_book"):
+        CitedReader(model, refuse_by="lift", closed_book=False)
