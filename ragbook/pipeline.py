@@ -293,8 +293,10 @@ class RAGPipeline:
     abstains when its best sentence scores below ``abstain_below`` (a coverage share for
     the lexical reader, a cosine for the semantic one; each reader's own default if not
     given). ``llm`` is a local language model (:class:`~ragbook.llm.LLMGenerator`;
-    ``model`` names it, see :func:`ragbook.llm.model_file`), whose prompts are packed
-    into its context window, counted in its own tokens. ``glossary`` (any question
+    ``model`` names it, see :func:`ragbook.llm.model_file`, or is a
+    :class:`~ragbook.llm.LocalModel`, records and all), whose prompts are packed into
+    its context window, counted in its own tokens; ``quote``, ``combined`` and
+    ``cited`` are chapter 14's readers built on it. ``glossary`` (any question
     rewrite) shapes the retrieval query and the semantic reader's question; ``cache``
     keeps MiniLM chunk vectors on disk between runs; ``store`` puts them elsewhere (see
     :func:`make_retriever`).
@@ -316,7 +318,7 @@ class RAGPipeline:
         reader: str = "lexical",
         glossary: Callable[[str], str] | None = None,
         cache: bool = False,
-        model: str | None = None,
+        model=None,
         store: Callable | None = None,
     ):
         for name, value in (
@@ -376,9 +378,15 @@ class RAGPipeline:
         self.reader, self.glossary, self.cache = reader, glossary, cache
         if model is not None and reader not in MODEL_READERS:
             raise ValueError(
-                "a model applies to the llm, quote and combined readers only, not to "
-                f"the {reader} reader"
+                f"a model applies to the {', '.join(MODEL_READERS)} readers only, not "
+                f"to the {reader} reader"
             )
+        if model is not None and not isinstance(model, str):
+            if not callable(getattr(model, "structured_reply", None)):
+                raise TypeError(
+                    "model must be a model's name or a ragbook.llm.LocalModel, got "
+                    f"{model!r}"
+                )
         self.model = model
         self.store = store  # store(encoder, chunks): dense retriever
         # the offline reader's abstention score, once indexed
@@ -440,7 +448,11 @@ class RAGPipeline:
             from .llm import LLMGenerator, LocalModel
             from .readers import WORKED_EXAMPLES, ModelQuoteReader
 
-            local = LocalModel(self.model, records=None)
+            local = (
+                self.model
+                if isinstance(self.model, LocalModel)
+                else LocalModel(self.model, records=None)
+            )
             if self.reader == "cited":
                 self._generate = self._cited(local)
             elif self.reader == "llm":

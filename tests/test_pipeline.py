@@ -344,3 +344,10 @@ def test_the_tool_probes_four_lists_by_default_and_never_more_than_there_are():
     assert probes("--lists", "16") == 4  # chapter 7's choice on the dev questions
     assert probes("--lists", "3") == 3
     assert probes("--lists", "16", "--probes", "2") == 2
+
+
+def test_a_model_is_a_name_or_a_local_model():
+    with pytest.raises(ValueError, match="cited readers only"):
+        RAGPipeline(reader="lexical", model="qwen2.5-0.5b")
+    with pytest.raises(TypeError, match="LocalModel"):
+        RAGPipeline(reader="cited", model=object())
