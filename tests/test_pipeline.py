@@ -327,7 +327,7 @@ def test_the_combined_reader_is_built_from_its_parts(tmp_path):
     )
     assert reader.first.subjects == ("Vega", "Altair")
     assert pipeline.reader_abstain_below == SEMANTIC_ABSTAIN_BELOW
-    with pytest.raises(ValueError, match="llm, quote and combined readers only"):
+    with pytest.raises(ValueError, match="llm, quote, combined, cited readers only"):
         RAGPipeline(reader="semantic", model="qwen2.5-0.5b")
 
 
