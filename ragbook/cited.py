@@ -38,6 +38,7 @@ from . import validate
 from .generators import ABSTAIN, is_refusal
 from .prompts import Prompt
 from .text import analyze, split_sentences
+from .verification import check_answer
 
 __all__ = [
     "CITED_INSTRUCTION",
@@ -48,6 +49,8 @@ __all__ = [
     "scores",
     "unsupported_numbers",
     "says_not_stated",
+    "supported",
+    "quote",
     "Sentence",
     "CitedAnswer",
     "CitedReader",
@@ -77,7 +80,7 @@ SCORES = ("none", "confidence", "lift")
 # against "none" that refuses the 5 % of its dev answers the model came closest to
 # refusing
 REFUSE_BY = "none"
-REFUSE_BELOW = 8.11
+REFUSE_BELOW = 7.77
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,9 @@ class CitedAnswer:
     ``evidence`` sentences it chose; the raw ``reply`` (None when nothing was asked);
     and the three scores of :func:`scores` (None when nothing was asked); ``moved``
     when the evidence is not the sentences the model named but the one that says
-    more of what the answer says (:func:`anchor`)."""
+    more of what the answer says (:func:`anchor`); ``quoted`` when the answer is its
+    evidence sentence, because the model's words did not pass the checks
+    (:func:`supported`)."""
 
     answer: str
     refused: bool
@@ -106,6 +111,7 @@ class CitedAnswer:
     reply: str | None
     scores: dict | None
     moved: bool = False
+    quoted: bool = False
 
 
 def numbered_sentences(prompt: Prompt) -> list[Sentence]:
@@ -261,6 +267,20 @@ def scores(result: dict) -> dict:
     return {"none": none, "confidence": confidence, "lift": lift}
 
 
+def supported(answer: str, prompt: Prompt) -> bool:
+    """Whether every claim of a rendered ``answer`` passes the grounding checks
+    (:func:`ragbook.verification.check_answer`) against the sources of ``prompt``."""
+    checks = check_answer(answer, [source.text for source in prompt.sources])
+    return bool(checks) and all(check.supported for check in checks)
+
+
+def quote(sentence: Sentence) -> str:
+    """A sentence as an answer: its text, then the citation of its source
+    (``The planet travels around the Sun once every 224.7 Earth days [2].``)."""
+    text = sentence.text.strip().rstrip(".!?").strip()
+    return f"{text} [{sentence.source}]."
+
+
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # a refusal in words where the grammar asked for "none": "is not directly stated in
 # the sources", "not mentioned", "the sources do not say"
@@ -329,6 +349,12 @@ class CitedReader:
       evidence sentence answers the question, finds No likelier than Yes
       (:meth:`verdict`; the score is then in ``last.scores["verdict"]``).
 
+    With ``quote_unsupported`` (the default), an answer whose words do not pass the
+    grounding checks of chapter 12 against the sources it cites (:func:`supported`: a
+    claim's terms found in them, its numbers held) is given as its first evidence
+    sentence, quoted and cited (:func:`quote`): what cannot be checked in the model's
+    words is said in the source's.
+
     With ``closed_book`` (the default), the same request also reads the answer's
     probability without the sources, for the ``lift`` score; without it the lift is
     -inf and the request is shorter.
@@ -360,6 +386,7 @@ class CitedReader:
         instruction: str = CITED_INSTRUCTION,
         verify: bool = False,
         closed_book: bool = True,
+        quote_unsupported: bool = True,
     ):
         if not callable(getattr(model, "structured_reply", None)):
             raise TypeError(
@@ -391,6 +418,7 @@ class CitedReader:
         self.instruction = validate.text(instruction, "instruction")
         self.verify = validate.flag(verify, "verify")
         self.closed_book = validate.flag(closed_book, "closed_book")
+        self.quote_unsupported = validate.flag(quote_unsupported, "quote_unsupported")
         if refuse_by == "lift" and not self.closed_book:
             raise ValueError(
                 "refuse_by='lift' needs closed_book=True: the lift compares the "
@@ -497,10 +525,13 @@ class CitedReader:
             if verdict < 0:
                 why = "the model says its evidence does not answer"
         answer = ABSTAIN if why else render_answer(words, evidence)
+        quoted = False
+        if not why and self.quote_unsupported and not supported(answer, prompt):
+            answer, quoted = quote(evidence[0]), True
         if verdict is not None:
             score = {**score, "verdict": verdict}
         self.last = CitedAnswer(
-            answer, bool(why), why, words, tuple(evidence), reply, score, moved
+            answer, bool(why), why, words, tuple(evidence), reply, score, moved, quoted
         )
         return self.last
 

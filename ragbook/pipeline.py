@@ -485,8 +485,9 @@ class RAGPipeline:
         that the semantic reader ranks best, answers in a few words and names its
         evidence under a grammar, may cite only sources about the question's subject
         (the documents' titles), refuses by its probability of answering "none", and
-        is asked whether its evidence answers the question
-        (:class:`~ragbook.cited.CitedReader`)."""
+        quotes its evidence sentence when its words fail the grounding checks
+        (:class:`~ragbook.cited.CitedReader`). The closed-book reading is left out:
+        only the lift needs it."""
         from .cited import REFUSE_BELOW, REFUSE_BY, CitedReader
         from .embedder import load_minilm
         from .readers import SemanticExtractiveGenerator
@@ -501,7 +502,7 @@ class RAGPipeline:
             self.reader_abstain_below,
             subjects=titles or None,
             ranker=SemanticExtractiveGenerator(load_minilm(), rewrite=self.glossary),
-            verify=True,
+            closed_book=REFUSE_BY == "lift",
         )
 
     def _combined(self, quoting, model) -> Callable[[Prompt], str]:

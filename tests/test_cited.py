@@ -21,9 +21,11 @@ from ragbook.cited import (
     numbered_sentences,
     overlap,
     parse_reply,
+    quote,
     render_answer,
     says_not_stated,
     scores,
+    supported,
     unsupported_numbers,
 )
 from ragbook.generators import ABSTAIN, is_refusal
@@ -232,7 +234,10 @@ def test_the_reader_refuses_none_and_numbers_no_sentence_holds():
     assert invented(PROMPT) == ABSTAIN
     assert invented.last.why == "a number in no sentence it may cite"
     unchecked = CitedReader(
-        StandIn(" 225 days\nEvidence: [2.1]"), refuse_below=-9, check_numbers=False
+        StandIn(" 225 days\nEvidence: [2.1]"),
+        refuse_below=-9,
+        check_numbers=False,
+        quote_unsupported=False,
     )
     assert unchecked(PROMPT) == "225 days [2]."
 
@@ -436,3 +441,20 @@ def test_without_the_closed_book_reading_there_is_no_lift():
     assert reader.last.scores["lift"] == float("-inf")
     with pytest.raises(ValueError, match="closed_book"):
         CitedReader(model, refuse_by="lift", closed_book=False)
+
+
+def test_words_the_checks_cannot_verify_are_given_as_the_evidence_quoted():
+    # "225" is in no source, so the claim fails the number check of chapter 12
+    model = StandIn(" about 225 days\nEvidence: [2.1]")
+    reader = CitedReader(model, refuse_below=-9, check_numbers=False)
+    assert reader(PROMPT) == (
+        "The planet travels around the Sun once every 224.7 Earth days [2]."
+    )
+    assert reader.last.quoted and reader.last.words == "about 225 days"
+    # words the source holds stay the model's own
+    kept = CitedReader(StandIn(" 224.7 Earth days\nEvidence: [2.1]"))
+    assert kept(PROMPT) == "224.7 Earth days [2]." and not kept.last.quoted
+    s = {x.id: x for x in numbered_sentences(PROMPT)}
+    assert quote(s["1.2"]) == f"{s['1.2'].text.rstrip('.')} [1]."
+    assert supported("224.7 Earth days [2].", PROMPT)
+    assert not supported("224.7 Earth days [1].", PROMPT)  # the wrong source

@@ -269,7 +269,7 @@ def test_the_readers_with_a_model_default_to_bm25():
     assert args.retriever == "lsa"
 
 
-def test_the_default_reader_is_combined_where_the_model_runs_and_named_when_not(
+def test_the_default_reader_is_cited_where_the_model_runs_and_named_when_not(
     monkeypatch,
 ):
     from ragbook import cli
@@ -277,10 +277,10 @@ def test_the_default_reader_is_combined_where_the_model_runs_and_named_when_not(
     monkeypatch.setattr(cli, "llm_missing", lambda model=None: None)
     args = cli.build_parser().parse_args(["ask", "Q?"])
     cli.resolve_defaults(args)
-    assert (args.reader, args.retriever, args.fallback) == ("combined", "hybrid", None)
+    assert (args.reader, args.retriever, args.fallback) == ("cited", "hybrid", None)
     assert cli._glossary_choice(args) == "astronomy"
     assert cli._setup(args) == (
-        "hybrid, combined reader (the default model), glossary astronomy"
+        "hybrid, cited reader (the default model), glossary astronomy"
     )
     monkeypatch.setattr(cli, "llm_missing", lambda model=None: "no runtime here")
     args = cli.build_parser().parse_args(["ask", "Q?"])
@@ -351,3 +351,21 @@ def test_a_model_is_a_name_or_a_local_model():
         RAGPipeline(reader="lexical", model="qwen2.5-0.5b")
     with pytest.raises(TypeError, match="LocalModel"):
         RAGPipeline(reader="cited", model=object())
+
+
+def test_the_cited_reader_is_built_as_chapter_14_chose_it(tmp_path):
+    from ragbook.cited import REFUSE_BELOW, CitedReader
+
+    pipeline = RAGPipeline(reader="cited", retriever="bm25")
+    pipeline.index(
+        ["# Vega\n\nVega is a bright star.\n", "# Altair\n\nAltair is a star.\n"],
+        names=["vega", "altair"],
+    )
+    reader = pipeline._generate
+    assert isinstance(reader, CitedReader)
+    assert (reader.refuse_by, reader.refuse_below) == ("none", REFUSE_BELOW)
+    # no model check, no closed-book reading; words the checks reject are quoted
+    assert not reader.verify and not reader.closed_book and reader.quote_unsupported
+    assert reader.subjects.subjects == ("Vega", "Altair") and reader.ranker is not None
+    assert pipeline.reader_abstain_below == REFUSE_BELOW
+    assert RAGPipeline(reader="cited", abstain_below=3.5).abstain_below == 3.5
