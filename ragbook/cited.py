@@ -51,6 +51,7 @@ __all__ = [
     "says_not_stated",
     "supported",
     "quote",
+    "missing_names",
     "Sentence",
     "CitedAnswer",
     "CitedReader",
@@ -76,11 +77,11 @@ ANSWER_ENDS = "\n"  # what ends the answer's words
 MAX_EVIDENCE = 3  # sentence ids the evidence line may hold
 MAX_CHARS = 100  # characters the answer may hold (digit, full stop, digit: one)
 SCORES = ("none", "confidence", "lift")
-# the reader's default score and threshold: chapter 14's choice on dev, the log-odds
-# against "none" that refuses the 5 % of its dev answers the model came closest to
-# refusing
+# the reader's default score and threshold: chapter 14's choice on dev, where no
+# threshold on any score raised the share correct and grounded; the model refuses by
+# answering "none", the likeliest first token when it is
 REFUSE_BY = "none"
-REFUSE_BELOW = 7.77
+REFUSE_BELOW = None
 
 
 @dataclass(frozen=True)
@@ -274,6 +275,24 @@ def supported(answer: str, prompt: Prompt) -> bool:
     return bool(checks) and all(check.supported for check in checks)
 
 
+# a name: a capitalised word that does not open the question ("Titan", "Galle")
+_NAME = re.compile(r"(?<!^)\b[A-Z][a-z]+")
+
+
+def missing_names(
+    prompt: Prompt, evidence: list[Sentence], exempt: tuple[str, ...] = ()
+) -> list[str]:
+    """The names of the question (capitalised words but its first, less those in
+    ``exempt``) that no source of the evidence holds, in its label or its text: an
+    answer about Saturn to a question about Titan."""
+    held = " ".join(
+        f"{prompt.sources[n - 1].label} {prompt.sources[n - 1].text}"
+        for n in dict.fromkeys(s.source for s in evidence)
+    )
+    names = dict.fromkeys(n for n in _NAME.findall(prompt.question) if n not in exempt)
+    return [name for name in names if not re.search(rf"\b{name}", held)]
+
+
 def quote(sentence: Sentence) -> str:
     """A sentence as an answer: its text, then the citation of its source
     (``The planet travels around the Sun once every 224.7 Earth days [2].``)."""
@@ -341,10 +360,13 @@ class CitedReader:
 
     - no sentence can be cited (no sources, or none about the question's subject);
     - the score named by ``refuse_by`` (:func:`scores`: ``none``, ``confidence`` or
-      ``lift``) is below ``refuse_below``;
+      ``lift``) is below ``refuse_below`` (None: no threshold);
     - the model's words are "none";
     - with ``check_numbers``, a number of the answer is in no sentence it may cite
       (the grounding checks' number check, applied before answering);
+    - with ``check_names``, a name of the question (:func:`missing_names`: Titan,
+      Galle; the ``subjects`` excepted) is in none of the sources its evidence comes
+      from, label or text;
     - with ``verify``, the model, asked in a prompt of its own whether the first
       evidence sentence answers the question, finds No likelier than Yes
       (:meth:`verdict`; the score is then in ``last.scores["verdict"]``).
@@ -377,7 +399,7 @@ class CitedReader:
         self,
         model,
         refuse_by: str = REFUSE_BY,
-        refuse_below: float = REFUSE_BELOW,
+        refuse_below: float | None = REFUSE_BELOW,
         max_tokens: int = 64,
         check_numbers: bool = True,
         subjects=None,
@@ -387,6 +409,7 @@ class CitedReader:
         verify: bool = False,
         closed_book: bool = True,
         quote_unsupported: bool = True,
+        check_names: bool = True,
     ):
         if not callable(getattr(model, "structured_reply", None)):
             raise TypeError(
@@ -404,7 +427,11 @@ class CitedReader:
             )
         self.model = model
         self.refuse_by = refuse_by
-        self.refuse_below = validate.real(refuse_below, "refuse_below")
+        self.refuse_below = (
+            None
+            if refuse_below is None
+            else validate.real(refuse_below, "refuse_below")
+        )
         self.max_tokens = validate.k(max_tokens, "max_tokens")
         self.check_numbers = validate.flag(check_numbers, "check_numbers")
         self.subjects = None
@@ -419,6 +446,7 @@ class CitedReader:
         self.verify = validate.flag(verify, "verify")
         self.closed_book = validate.flag(closed_book, "closed_book")
         self.quote_unsupported = validate.flag(quote_unsupported, "quote_unsupported")
+        self.check_names = validate.flag(check_names, "check_names")
         if refuse_by == "lift" and not self.closed_book:
             raise ValueError(
                 "refuse_by='lift' needs closed_book=True: the lift compares the "
@@ -507,7 +535,7 @@ class CitedReader:
             return self.last
         words, evidence = parse_reply(reply, citable)
         why, moved = "", False
-        if score[self.refuse_by] < self.refuse_below:
+        if self.refuse_below is not None and score[self.refuse_by] < self.refuse_below:
             why = f"{self.refuse_by} below {self.refuse_below}"
         elif words.strip(" .").lower() in ("", "none") or says_not_stated(words):
             why = "the model said none"
@@ -519,6 +547,11 @@ class CitedReader:
             anchored = anchor(words, evidence, citable, self.check_numbers)
             moved = anchored != evidence
             evidence = anchored
+            # the subjects (the articles' titles) are checked by what may be cited;
+            # a comparison of two needs only one of them in each source
+            exempt = self.subjects.subjects if self.subjects else ()
+            if self.check_names and missing_names(prompt, evidence, exempt):
+                why = "a name of the question in none of its sources"
         verdict = None
         if self.verify and not why:
             verdict = self.verdict(prompt, evidence[0])

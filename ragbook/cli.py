@@ -174,7 +174,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="LOGODDS",
         help="the cited reader refuses when the log-odds against its answer starting "
-        "with 'none' are below this (default: 7.77, chapter 14's choice on dev)",
+        "with 'none' are below this (default: none, chapter 14's choice on dev)",
     )
     parser.add_argument(
         "--no-cache",
@@ -391,8 +391,12 @@ def _print_checks(result, out, indent: str = "") -> None:
 
 def _print_cited(reading, out) -> None:
     """The cited reader's answer: after the words it streamed, their citations, or
-    the refusal and why; then each evidence sentence under its id."""
-    if reading.reply is not None and not reading.refused:
+    the refusal and why, or the evidence sentence quoted when the words failed the
+    checks; then each evidence sentence under its id."""
+    if reading.reply is not None and not reading.refused and reading.quoted:
+        print(" (words the checks cannot verify; the evidence, quoted:)", file=out)
+        print(reading.answer, file=out)
+    elif reading.reply is not None and not reading.refused:
         print(reading.answer[len(reading.words.rstrip(".")) :], file=out)
     elif reading.reply is not None:
         print(f"\n{reading.answer} (refused: {reading.why})", file=out)

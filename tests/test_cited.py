@@ -18,6 +18,7 @@ from ragbook.cited import (
     anchor,
     cited_messages,
     evidence_grammar,
+    missing_names,
     numbered_sentences,
     overlap,
     parse_reply,
@@ -212,9 +213,10 @@ def test_the_reader_answers_in_the_models_words_with_valid_citations():
 def test_the_reader_refuses_below_its_threshold_and_answers_at_it():
     reply = " 224.7 days\nEvidence: [2.1]"
     # lift = open - closed = -0.5 - (-2.0) = 1.5
-    # the default: log-odds against " none", refusing below 8.11 (chapter 14)
-    assert CitedReader(StandIn(reply, none=1 / (1 + math.exp(8.2))))(PROMPT) != ABSTAIN
-    assert CitedReader(StandIn(reply, none=1 / (1 + math.exp(8.0))))(PROMPT) == ABSTAIN
+    # the default (chapter 14): no threshold, whatever the probability of " none"
+    assert CitedReader(StandIn(reply, none=0.45))(PROMPT) == "224.7 days [2]."
+    at = CitedReader(StandIn(reply, none=1 / (1 + math.exp(7.6))), refuse_below=7.77)
+    assert at(PROMPT) == ABSTAIN and at.last.why == "none below 7.77"
     by_lift = CitedReader(StandIn(reply), refuse_by="lift", refuse_below=1.5)
     assert by_lift(PROMPT) == "224.7 days [2]."
     reader = CitedReader(StandIn(reply), refuse_by="lift", refuse_below=1.51)
@@ -458,3 +460,21 @@ def test_words_the_checks_cannot_verify_are_given_as_the_evidence_quoted():
     assert quote(s["1.2"]) == f"{s['1.2'].text.rstrip('.')} [1]."
     assert supported("224.7 Earth days [2].", PROMPT)
     assert not supported("224.7 Earth days [1].", PROMPT)  # the wrong source
+
+
+def test_a_name_of_the_question_must_be_in_a_source_of_the_evidence():
+    prompt = build_prompt(
+        "What is the mean density of Titan?",
+        [("Saturn, Physical characteristics", "Its mean density is 0.687 g/cm3.")],
+    )
+    model = StandIn(" 0.687 g/cm3\nEvidence: [1.1]")
+    reader = CitedReader(model, refuse_below=-9)
+    assert reader(prompt) == ABSTAIN
+    assert reader.last.why == "a name of the question in none of its sources"
+    (sentence,) = numbered_sentences(prompt)
+    assert missing_names(prompt, [sentence]) == ["Titan"]
+    # the first word is not a name; a name in the source's label counts
+    about = build_prompt("How dense is Saturn?", [("Saturn, Physical", "It is light.")])
+    assert missing_names(about, numbered_sentences(about)) == []
+    unchecked = CitedReader(model, refuse_below=-9, check_names=False)
+    assert unchecked(prompt) == "0.687 g/cm3 [1]."

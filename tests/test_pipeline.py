@@ -363,7 +363,14 @@ def test_the_cited_reader_is_built_as_chapter_14_chose_it(tmp_path):
     )
     reader = pipeline._generate
     assert isinstance(reader, CitedReader)
-    assert (reader.refuse_by, reader.refuse_below) == ("none", REFUSE_BELOW)
+    assert (
+        (reader.refuse_by, reader.refuse_below)
+        == ("none", REFUSE_BELOW)
+        == (
+            "none",
+            None,
+        )
+    )
     # no model check, no closed-book reading; words the checks reject are quoted
     assert not reader.verify and not reader.closed_book and reader.quote_unsupported
     assert reader.subjects.subjects == ("Vega", "Altair") and reader.ranker is not None
