@@ -4,6 +4,9 @@
 
 Dividing by T < 1 stretches the gaps between logits, so the distribution sharpens; T > 1
 flattens it. As T -> 0 the mass goes to the largest logit (shared equally among ties).
+
+Top-p (nucleus) sampling then keeps the smallest set of most probable tokens whose
+probabilities add up to at least p, and renormalises over that set.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import numpy as np
 
 from . import validate
 
-__all__ = ["softmax", "zero_temperature_limit"]
+__all__ = ["softmax", "top_p", "zero_temperature_limit"]
 
 
 def _as_logits(logits: Sequence[float]) -> np.ndarray:
@@ -50,3 +53,23 @@ def zero_temperature_limit(logits: Sequence[float]) -> np.ndarray:
     z = _as_logits(logits)
     top = z == z.max()
     return top / top.sum()
+
+
+def top_p(probabilities: Sequence[float], p: float) -> np.ndarray:
+    """Nucleus filtering: keep the most probable tokens until their mass reaches p.
+
+    Tokens are taken in order of falling probability (ties by index); the first whose
+    running sum reaches p closes the set. The kept probabilities are divided by their
+    sum, the others set to 0. p = 1 keeps every token; a small p keeps only the top one.
+    """
+    probs = validate.finite_array(probabilities, "probabilities")
+    if probs.ndim != 1 or probs.size == 0 or (probs < 0).any():
+        raise ValueError("probabilities must be a non-empty list of values >= 0")
+    if not 0 < validate.real(p, "p") <= 1:
+        raise ValueError(f"p must lie in (0, 1], got {p!r}")
+    order = np.lexsort((np.arange(probs.size), -probs))
+    running = np.cumsum(probs[order]) / probs.sum()
+    kept = order[: int(np.searchsorted(running, p - 1e-12)) + 1]
+    out = np.zeros_like(probs, dtype=float)
+    out[kept] = probs[kept] / probs[kept].sum()
+    return out

@@ -73,3 +73,17 @@ def test_recall_needed_inverts_the_composition():
         recall_needed(0.5, 0.3, 0.3)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         end_to_end_accuracy(1.5, 0.5, 0.5)
+
+
+def test_top_p_keeps_the_smallest_nucleus_by_hand():
+    from ragbook.sampling import top_p
+
+    probs = [4 / 7, 2 / 7, 1 / 7]
+    # 4/7 < 0.8 <= 6/7: the two most probable tokens, renormalised to 2/3 and 1/3
+    assert top_p(probs, 0.8) == pytest.approx([2 / 3, 1 / 3, 0.0])
+    assert top_p(probs, 0.5) == pytest.approx([1.0, 0.0, 0.0])
+    assert top_p(probs, 1.0) == pytest.approx(probs)
+    # exactly reaching p closes the set
+    assert top_p([0.5, 0.25, 0.25], 0.75) == pytest.approx([2 / 3, 1 / 3, 0.0])
+    with pytest.raises(ValueError):
+        top_p(probs, 0.0)

@@ -60,12 +60,12 @@ register(
         name="end-to-end-accuracy",
         function_name="accuracy",
         cases=(
-            Case("r = 0.9, a = 0.85, b = 0.2", (0.9, 0.85, 0.2), _F(785, 1000)),
-            Case("r = 0.8, a = 0.9, b = 0.1", (0.8, 0.9, 0.1), _F(74, 100)),
-            Case("perfect recall gives a", (1.0, 0.6, 0.3), _F(6, 10)),
-            Case("zero recall gives b", (0.0, 0.6, 0.3), _F(3, 10)),
+            Case("r = 0.9, a = 0.85, a0 = 0.2", (0.9, 0.85, 0.2), _F(785, 1000)),
+            Case("r = 0.8, a = 0.9, a0 = 0.1", (0.8, 0.9, 0.1), _F(74, 100)),
+            Case("evidence rate 1 gives a", (1.0, 0.6, 0.3), _F(6, 10)),
+            Case("evidence rate 0 gives a0", (0.0, 0.6, 0.3), _F(3, 10)),
             Case(
-                "a recall above 1 is not a probability",
+                "an evidence rate above 1 is not a probability",
                 (1.2, 0.9, 0.1),
                 Raises(ValueError),
             ),

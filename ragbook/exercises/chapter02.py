@@ -9,8 +9,8 @@ from .grading import Case, Exercise, Raises, register
 
 _F = Fraction
 
-# Chapter 2. Cosines of a query with a list of vectors, q.v / (|q| |v|). The worked
-# example's query (0.8, 0.6) has unit length, so each cosine is the dot product over the
+# Chapter 2. Cosines of a query with a list of vectors, q.v / (|q| |v|). The query
+# (0.8, 0.6) has unit length, so each cosine is the dot product over the
 # chunk's length, written out by hand; the other cases use 3-4-5 triangles and 1-2-2
 # vectors (length 3), whose cosines are exact fractions.
 register(
@@ -19,7 +19,7 @@ register(
         function_name="dense_cosines",
         cases=(
             Case(
-                "the worked example: query (0.8, 0.6), chunks d1 to d4",
+                "query (0.8, 0.6) and four two-dimensional vectors",
                 ([0.8, 0.6], [[0.5, 0.9], [1.0, 0.5], [-0.1, 1.0], [0.9, -0.2]]),
                 [
                     (0.4 + 0.54) / math.sqrt(0.25 + 0.81),
