@@ -314,10 +314,22 @@ def says_not_stated(words: str) -> bool:
     return is_refusal(words) or _NOT_STATED.search(words) is not None
 
 
+_SPELLED = {
+    word: str(value)
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_WORD = re.compile(r"\b(" + "|".join(_SPELLED) + r")\b", re.I)
+
+
 def unsupported_numbers(words: str, evidence: list[Sentence]) -> list[str]:
     """The numbers of the answer's words that none of its evidence sentences holds
-    (``4,333`` and ``4333`` count as the same number)."""
+    (``4,333`` and ``4333`` count as the same number, and a sentence's ``two`` holds
+    2: numbers up to twenty spelled out)."""
     held = {n.replace(",", "") for s in evidence for n in _NUMBER.findall(s.text)}
+    held |= {_SPELLED[w.lower()] for s in evidence for w in _WORD.findall(s.text)}
     return [n for n in _NUMBER.findall(words) if n.replace(",", "") not in held]
 
 

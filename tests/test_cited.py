@@ -14,6 +14,7 @@ from ragbook.cited import (
     MAX_CHARS,
     NONE,
     OPENING,
+    Sentence,
     CitedReader,
     anchor,
     cited_messages,
@@ -189,6 +190,9 @@ def test_numbers_must_be_in_the_evidence():
     assert unsupported_numbers("224.7 Earth days", [s["2.1"]]) == []
     assert unsupported_numbers("225 days", [s["2.1"]]) == ["225"]
     assert unsupported_numbers("224.7 days", [s["1.1"]]) == ["224.7"]
+    moons = Sentence("1.1", 1, "Mars has Two small moons and twenty craters.")
+    assert unsupported_numbers("2 moons, 20 craters", [moons]) == []
+    assert unsupported_numbers("3 moons", [moons]) == ["3"]
 
 
 def test_the_reader_answers_in_the_models_words_with_valid_citations():
