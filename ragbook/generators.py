@@ -419,6 +419,9 @@ _FOLLOW_UP = re.compile(
 )
 
 
+_PREPOSITION = re.compile(r"^(?:on|in|at|for|of|to|from|with|about)\s+", re.I)
+
+
 class Conversation:
     """The last ``size`` exchanges, and a rewrite of elliptical follow-ups into
     standalone questions.
@@ -449,6 +452,9 @@ class Conversation:
         if not match or not self.history:
             return question
         new_subject = (match.group(1) or match.group(2)).strip()
+        # "And on Mars?" after "How long is a day on Pluto?": the subject is Mars,
+        # the preposition is the previous question's
+        new_subject = _PREPOSITION.sub("", new_subject) or new_subject
         for previous, _ in reversed(self.history):
             for subject in self.subjects:
                 pattern = re.compile(rf"\b{re.escape(subject)}\b", re.I)

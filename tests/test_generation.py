@@ -195,6 +195,8 @@ def test_conversation_rewrites_follow_ups_within_three_exchanges():
     talk.add("How many moons does Jupiter have?", "97 [1].")
     assert talk.rewrite("What about Saturn?") == "How many moons does Saturn have?"
     assert talk.rewrite("And Mars?") == "How many moons does Mars have?"
+    talk.add("How long is a day on Jupiter?", "9 hours 56 minutes [1].")
+    assert talk.rewrite("And on Mars?") == "How long is a day on Mars?"
     assert talk.rewrite("Who discovered Triton?") == "Who discovered Triton?"
     for i in range(3):
         talk.add(f"Question {i}?", "answer")
