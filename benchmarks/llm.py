@@ -147,10 +147,14 @@ def measure_cited(name: str, count: int) -> dict:
     gives it (the model's default threads), per question: wall seconds, and from the
     structured reply its prompt tokens, time to the first token and generation
     speed."""
-    from ragbook.pipeline import RAGPipeline
+    from ragbook import cli
 
     started = time.perf_counter()
-    pipeline = RAGPipeline(reader="cited", model=name)
+    args = cli.build_parser().parse_args(
+        ["ask", QUESTIONS[0], "--reader", "cited", "--model", name]
+    )
+    cli.resolve_defaults(args)
+    pipeline = cli._pipeline(args)  # the tool's own: its retrieval, glossary, cache
     pipeline.index(load_corpus())
     index_s = time.perf_counter() - started
     reader = pipeline._generate
@@ -169,6 +173,10 @@ def measure_cited(name: str, count: int) -> dict:
         start = time.perf_counter()
         answer = pipeline.answer(question).answer
         total = time.perf_counter() - start
+        if not replies:
+            raise RuntimeError(
+                f"the cited reader asked the model nothing for {question!r}"
+            )
         r = replies[-1]
         generating = r["seconds"] - r["seconds_to_first_token"]
         rows.append(
