@@ -1,5 +1,5 @@
 """A chat-completions server around a :class:`~ragbook.llm.LocalModel`, on 127.0.0.1
-(chapter 11).
+(the appendix "Serving the model").
 
 ``POST /v1/chat/completions`` takes
 ``{"model", "messages", "max_tokens"?, "temperature"?, "stream"?}`` and answers as the
