@@ -1,4 +1,4 @@
-"""Answer keys: is an answer in any words correct? (chapters 3 and 14).
+"""Answer keys: is an answer in any words correct? (chapters 12 and 14).
 
 A question's key lists its accepted answers in groups: an answer is correct when, after
 :func:`normalize_answer`, it contains one form of every group as a contiguous run of

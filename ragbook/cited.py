@@ -384,10 +384,10 @@ class CitedReader:
       (:meth:`verdict`; the score is then in ``last.scores["verdict"]``).
 
     With ``quote_unsupported`` (the default), an answer whose words do not pass the
-    grounding checks of chapter 12 against the sources it cites (:func:`supported`: a
-    claim's terms found in them, its numbers held) is given as its first evidence
-    sentence, quoted and cited (:func:`quote`): what cannot be checked in the model's
-    words is said in the source's.
+    grounding checks (:mod:`ragbook.verification`) against the sources it cites
+    (:func:`supported`: a claim's terms found in them, its numbers held) is given as
+    its first evidence sentence, quoted and cited (:func:`quote`): what cannot be
+    checked in the model's words is said in the source's.
 
     With ``closed_book`` (the default), the same request also reads the answer's
     probability without the sources, for the ``lift`` score; without it the lift is

@@ -1,7 +1,7 @@
 """Readers and writers for the standard retrieval data formats, so your own data meets
 standard tools.
 
-Chapter 3 explains each format and why evaluation tools (trec_eval, ir-measures, BEIR)
+Chapter 9 explains each format and why evaluation tools (trec_eval, ir-measures, BEIR)
 expect it.
 
 - BEIR folder: ``corpus.jsonl`` (or ``.jsonl.gz``), ``queries.jsonl`` and
