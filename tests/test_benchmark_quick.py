@@ -1,4 +1,4 @@
-"""The benchmarks run on the committed code: sparse.py --quick completes on small
+"""The benchmarks run on the committed code: each one's --quick mode completes on small
 synthetic data and writes every documented key (timings are not checked: they depend on
 the machine and its load)."""
 
@@ -113,3 +113,32 @@ def test_llm_quick_runs_every_part_and_writes_its_keys(tmp_path):
     for target in data["targets"]:
         verdict = "MET" if target["met"] else "NOT MET"
         assert f"{target['target']}: " in done.stdout and verdict in done.stdout
+
+
+def _quick(script: str, output: Path, timeout: int = 900) -> tuple[dict, str]:
+    done = subprocess.run(
+        [sys.executable, f"benchmarks/{script}.py", "--quick", "--output", str(output)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(output.read_text(encoding="utf-8")), done.stdout
+
+
+def test_vectors_quick_writes_every_documented_key(tmp_path):
+    data, _ = _quick("vectors", tmp_path / "vectors.json")
+    assert render.missing_keys(data, render.DOCUMENTED_KEYS["vectors"]) == []
+    assert data["run"]["benchmark"] == "vectors"
+    assert data["run"]["arguments"]["quick"] is True
+    assert isinstance(data["run"]["source"]["ragbook_modified"], bool)
+
+
+def test_postgres_quick_completes_and_records_its_run(tmp_path):
+    data, stdout = _quick("postgres", tmp_path / "postgres.json")
+    assert data["run"]["benchmark"] == "postgres"
+    assert data["run"]["arguments"]["quick"] is True
+    assert isinstance(data["run"]["source"]["ragbook_modified"], bool)
+    assert "results written to" in stdout
