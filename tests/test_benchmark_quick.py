@@ -21,16 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def sparse_quick(tmp_path_factory):
     output = tmp_path_factory.mktemp("sparse") / "sparse.json"
-    done = subprocess.run(
-        [sys.executable, "benchmarks/sparse.py", "--quick", "--output", str(output)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(output.read_text(encoding="utf-8")), done.stdout
+    return _quick("sparse", output, timeout=600)
 
 
 def test_sparse_quick_writes_every_documented_key(sparse_quick):
@@ -90,17 +81,7 @@ def test_llm_quick_runs_every_part_and_writes_its_keys(tmp_path):
     from test_llm import _live_model
 
     _live_model()  # skips (or fails under RAGBOOK_REQUIRE_LLM=1) without the model
-    output = tmp_path / "llm.json"
-    done = subprocess.run(
-        [sys.executable, "benchmarks/llm.py", "--quick", "--output", str(output)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    data = json.loads(output.read_text(encoding="utf-8"))
+    data, stdout = _quick("llm", tmp_path / "llm.json")
     assert data["quick"] is True and data["run"]["benchmark"] == "llm"
     (result,) = data["results"]
     assert result["model"] == "qwen2.5-0.5b" and result["threads"] == 1
@@ -112,7 +93,7 @@ def test_llm_quick_runs_every_part_and_writes_its_keys(tmp_path):
     assert 0 < answer["first_token_s"] <= answer["reply_s"] <= answer["total_s"]
     for target in data["targets"]:
         verdict = "MET" if target["met"] else "NOT MET"
-        assert f"{target['target']}: " in done.stdout and verdict in done.stdout
+        assert f"{target['target']}: " in stdout and verdict in stdout
 
 
 def _quick(script: str, output: Path, timeout: int = 900) -> tuple[dict, str]:
