@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -383,12 +384,43 @@ def clean(value):
     return value
 
 
+def measured_files(benchmark: str) -> dict[str, str]:
+    """SHA-256 of every file whose code the run measured: the benchmark script, this
+    harness and each module of ragbook loaded by now (paths relative to the project
+    root, sorted). ``tests/test_benchmark_results.py`` recomputes them, so a results
+    file fails the tests once any of that code changes until it is measured again."""
+    import hashlib
+
+    root = Path(__file__).resolve().parent.parent
+    files = {
+        root / "benchmarks" / f"{benchmark}.py",
+        root / "benchmarks" / "harness.py",
+    }
+    package = root / "ragbook"
+    for module in list(sys.modules.values()):
+        origin = getattr(module, "__file__", None)
+        if not origin:
+            continue
+        origin = Path(origin).resolve()
+        if origin.suffix == ".py" and package in origin.parents:
+            files.add(origin)
+    return {
+        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(files)
+    }
+
+
 def write_results(path: str, results: dict) -> None:
     """Write ``results`` as indented JSON to ``path`` atomically: a temporary file in
     the same folder, then os.replace, so that a reader never sees a half-written
-    file."""
+    file. ``run.source.measured`` is filled in here, from the modules loaded by the
+    end of the run (see :func:`measured_files`)."""
     import json
     import tempfile
+
+    run = results.get("run")
+    if isinstance(run, dict) and isinstance(run.get("source"), dict):
+        run["source"]["measured"] = measured_files(run["benchmark"])
 
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)

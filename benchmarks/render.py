@@ -48,6 +48,7 @@ RUN_KEYS = [
     "run.libraries",
     "run.source.git_commit",
     "run.source.ragbook_modified",
+    "run.source.measured",
     "run.load_average_start",
     "run.load_average_end",
     "run.duration_s",

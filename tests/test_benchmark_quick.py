@@ -4,6 +4,7 @@ the machine and its load)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -21,7 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def sparse_quick(tmp_path_factory):
     output = tmp_path_factory.mktemp("sparse") / "sparse.json"
-    return _quick("sparse", output, timeout=600)
+    return _quick(
+        "sparse", output, ("ragbook/bm25.py", "ragbook/pruning.py"), timeout=600
+    )
 
 
 def test_sparse_quick_writes_every_documented_key(sparse_quick):
@@ -81,7 +84,9 @@ def test_llm_quick_runs_every_part_and_writes_its_keys(tmp_path):
     from test_llm import _live_model
 
     _live_model()  # skips (or fails under RAGBOOK_REQUIRE_LLM=1) without the model
-    data, stdout = _quick("llm", tmp_path / "llm.json")
+    data, stdout = _quick(
+        "llm", tmp_path / "llm.json", ("ragbook/llm/model.py", "ragbook/cited.py")
+    )
     assert data["quick"] is True and data["run"]["benchmark"] == "llm"
     (result,) = data["results"]
     assert result["model"] == "qwen2.5-0.5b" and result["threads"] == 1
@@ -96,7 +101,13 @@ def test_llm_quick_runs_every_part_and_writes_its_keys(tmp_path):
         assert f"{target['target']}: " in stdout and verdict in stdout
 
 
-def _quick(script: str, output: Path, timeout: int = 900) -> tuple[dict, str]:
+def _quick(
+    script: str, output: Path, measures: tuple[str, ...], timeout: int = 900
+) -> tuple[dict, str]:
+    """Run ``benchmarks/<script>.py --quick``; check that its results file records,
+    with their current digests, the script, the harness and ``measures`` (the ragbook
+    modules whose speed it times), which is what the staleness test of the committed
+    results reads."""
     done = subprocess.run(
         [sys.executable, f"benchmarks/{script}.py", "--quick", "--output", str(output)],
         cwd=ROOT,
@@ -106,11 +117,20 @@ def _quick(script: str, output: Path, timeout: int = 900) -> tuple[dict, str]:
         timeout=timeout,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(output.read_text(encoding="utf-8")), done.stdout
+    data = json.loads(output.read_text(encoding="utf-8"))
+    measured = data["run"]["source"]["measured"]
+    for name in (f"benchmarks/{script}.py", "benchmarks/harness.py", *measures):
+        digest = hashlib.sha256((ROOT / name).read_bytes()).hexdigest()
+        assert measured.get(name) == digest, name
+    return data, done.stdout
 
 
 def test_vectors_quick_writes_every_documented_key(tmp_path):
-    data, _ = _quick("vectors", tmp_path / "vectors.json")
+    data, _ = _quick(
+        "vectors",
+        tmp_path / "vectors.json",
+        ("ragbook/vectors.py", "ragbook/ivf.py", "ragbook/vector_kernels.py"),
+    )
     assert render.missing_keys(data, render.DOCUMENTED_KEYS["vectors"]) == []
     assert data["run"]["benchmark"] == "vectors"
     assert data["run"]["arguments"]["quick"] is True
@@ -118,7 +138,11 @@ def test_vectors_quick_writes_every_documented_key(tmp_path):
 
 
 def test_postgres_quick_completes_and_records_its_run(tmp_path):
-    data, stdout = _quick("postgres", tmp_path / "postgres.json")
+    data, stdout = _quick(
+        "postgres",
+        tmp_path / "postgres.json",
+        ("ragbook/pgstore.py", "ragbook/pgserver.py"),
+    )
     assert data["run"]["benchmark"] == "postgres"
     assert data["run"]["arguments"]["quick"] is True
     assert isinstance(data["run"]["source"]["ragbook_modified"], bool)

@@ -156,3 +156,38 @@ def test_llm_results_cover_both_models_and_state_their_targets():
     targets = {t["target"]: t["met"] for t in data["targets"]}
     assert any("at most 4 s" in name for name in targets)
     assert all(isinstance(met, bool) for met in targets.values())
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((BENCHMARKS / "results").glob("*.json")),
+    ids=lambda path: path.name,
+)
+def test_results_were_measured_on_the_code_as_it_is(path):
+    # A results file records the SHA-256 of every file whose code it measured (the
+    # script, the harness, each ragbook module the run loaded). Once one of them
+    # changes, the figures describe code that no longer exists: measure them again.
+    data = json.loads(path.read_text(encoding="utf-8"))
+    measured = data["run"]["source"].get("measured")
+    assert measured, f"{path.name} does not record the files it measured"
+    script = f"benchmarks/{data['run']['benchmark']}.py"
+    assert script in measured and "benchmarks/harness.py" in measured
+    assert any(name.startswith("ragbook/") for name in measured), path.name
+    root = BENCHMARKS.parent
+    changed = [
+        name
+        for name, digest in sorted(measured.items())
+        if not (root / name).is_file() or _sha256(root / name) != digest
+    ]
+    command = " ".join(data["run"]["command"])
+    assert not changed, (
+        f"{path.name} was measured at commit {data['run']['source']['git_commit']}; "
+        f"since then {', '.join(changed)} changed. Run `{command}` again on a quiet "
+        "machine, then `.venv/bin/python benchmarks/render.py`, and commit both."
+    )
