@@ -84,11 +84,11 @@ class BM25:
         self.k1, self.b = k1, b
         self.count_repeats = validate.flag(count_repeats, "count_repeats")
         self.analyzer = index.analyzer
-        self.vocabulary, self.indptr, self.doc_ids = (
-            index.vocabulary,
-            index.indptr,
-            index.doc_ids,
-        )
+        self.vocabulary, self.doc_ids = index.vocabulary, index.doc_ids
+        # The term offsets as int32 while the postings fit: 4 bytes a term, the
+        # space of the upper bounds that MaxScore reads (below).
+        fits = index.indptr[-1] <= np.iinfo(np.int32).max
+        self.indptr = index.indptr.astype(np.int32) if fits else index.indptr
         self.n_chunks = index.n_chunks
         lengths = index.lengths.astype(np.float64)
         self.average_length = float(lengths.mean())

@@ -188,3 +188,15 @@ def test_the_trace_of_a_small_index_by_hand():
     assert steps[0].essential == ("a", "b") and steps[1].essential == ("b",)
     assert steps[0].found == ("a", "b") and steps[1].found == ("b",)
     assert steps[1].value * 2 == steps[0].value == steps[1].threshold
+
+
+def test_term_offsets_are_int32_and_count_each_term_s_chunks():
+    chunks = [["mars", "moon", "mars"], ["moon", "ring"], ["ring", "dust", "ice"]]
+    bm25 = BM25.from_tokens(chunks + [["mars", "ice"]])
+    by_id = sorted(bm25.vocabulary, key=bm25.vocabulary.get)
+    frequencies = [sum(term in c for c in chunks + [["mars", "ice"]]) for term in by_id]
+    assert bm25.indptr.dtype == np.int32
+    assert bm25.indptr.tolist() == [0, *np.cumsum(frequencies).tolist()]
+    postings, terms = sum(frequencies), len(by_id)
+    # doc ids (int32) and weights (float32) per posting; offsets and bounds per term
+    assert bm25.nbytes == 4 * postings + 4 * postings + 4 * (terms + 1) + 4 * terms
