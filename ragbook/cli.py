@@ -16,10 +16,7 @@ interval, and draws recall against k.
 
 The defaults are the configuration chapter 14 measures best on its dev questions:
 hybrid retrieval (BM25 fused with MiniLM), on the bundled corpus the astronomy
-glossary, and the combined reader (the 1.5B model reads, after two worked examples, and
-the source sentence that says what it said answers; when the model refuses, the
-semantic reader answers; an answer about another subject than the question's is
-refused, and so is one whose sentence the model says does not answer the question).
+glossary, and the cited reader (below).
 Where the language model cannot run, the default reader is the best without one,
 semantic, and the output says so. (The readers ``--reader llm`` and ``--reader quote``,
 measured below both there, use BM25 by default, the retrieval they were measured
@@ -124,7 +121,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "reads, the source sentence that says what it said answers) or combined "
         "(quote, after two worked examples, with the semantic reader when the model "
         "refuses, a subject check, and the model asked whether the answer's sentence "
-        "answers the question); default: combined when the language model is "
+        "answers the question); default: cited when the language model is "
         "installed, else semantic",
     )
     parser.add_argument(
