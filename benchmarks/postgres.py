@@ -190,6 +190,17 @@ def vector_section(n: int, n_queries: int, results: dict) -> None:
             psycopg.connect(replica.dsn, autocommit=True) as standby,
         ):
             primary.execute("CREATE TABLE IF NOT EXISTS beat (n int)")
+            # the table itself reaches the replica by replay: wait for it before
+            # reading from it (a read that comes first fails: no such table)
+            deadline = time.monotonic() + 30
+            while not standby.execute(
+                "SELECT to_regclass('beat') IS NOT NULL"
+            ).fetchone()[0]:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        "the replica did not replay CREATE TABLE in 30 s"
+                    )
+                time.sleep(0.01)
             for i in range(50):
                 time.sleep(0.02)
                 start = time.perf_counter()
