@@ -403,7 +403,11 @@ def _print_cited(reading, out) -> None:
         for sentence in reading.evidence:
             print(f"  [{sentence.id}] {sentence.text}", file=out)
     if reading.scores is not None:
-        shown = ", ".join(f"{k} {v:.2f}" for k, v in reading.scores.items())
+        # a score that was not computed (the lift, without the closed-book pass) is
+        # -inf: left out rather than printed
+        shown = ", ".join(
+            f"{k} {v:.2f}" for k, v in reading.scores.items() if v > float("-inf")
+        )
         print(f"  scores: {shown}", file=out)
 
 

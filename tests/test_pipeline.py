@@ -376,3 +376,25 @@ def test_the_cited_reader_is_built_as_chapter_14_chose_it(tmp_path):
     assert reader.subjects.subjects == ("Vega", "Altair") and reader.ranker is not None
     assert pipeline.reader_abstain_below == REFUSE_BELOW
     assert RAGPipeline(reader="cited", abstain_below=3.5).abstain_below == 3.5
+
+
+def test_the_cited_answer_prints_the_scores_it_computed_and_no_others():
+    # without the closed-book pass the lift is not computed (-inf): not printed
+    from ragbook.cited import CitedAnswer, Sentence
+    from ragbook.cli import _print_cited
+
+    evidence = (Sentence("2.1", 2, "A year on Venus lasts 224.7 Earth days."),)
+    reading = CitedAnswer(
+        answer="224.7 Earth days [2].",
+        refused=False,
+        why="",
+        words="224.7 Earth days",
+        evidence=evidence,
+        reply='{"answer": "224.7 Earth days", "evidence": ["2.1"]}',
+        scores={"none": 13.98, "confidence": -0.19, "lift": float("-inf")},
+    )
+    out = io.StringIO()
+    _print_cited(reading, out)
+    lines = out.getvalue().splitlines()
+    assert lines[-1] == "  scores: none 13.98, confidence -0.19"
+    assert "  [2.1] A year on Venus lasts 224.7 Earth days." in lines
