@@ -4,7 +4,6 @@ the machine and its load)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_benchmark_results import render
+from test_benchmark_results import render, sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -120,8 +119,7 @@ def _quick(
     data = json.loads(output.read_text(encoding="utf-8"))
     measured = data["run"]["source"]["measured"]
     for name in (f"benchmarks/{script}.py", "benchmarks/harness.py", *measures):
-        digest = hashlib.sha256((ROOT / name).read_bytes()).hexdigest()
-        assert measured.get(name) == digest, name
+        assert measured.get(name) == sha256(ROOT / name), name
     return data, done.stdout
 
 
