@@ -51,10 +51,10 @@ from harness import (
 )  # noqa: E402
 
 from ragbook import llm  # noqa: E402
-from ragbook.bm25 import BM25  # noqa: E402
-from ragbook.chunking import sentence_chunks  # noqa: E402
-from ragbook.documents import load_corpus  # noqa: E402
-from ragbook.prompts import build_prompt, sources_from_chunks  # noqa: E402
+from ragbook.retrieval.bm25 import BM25  # noqa: E402
+from ragbook.indexing.chunking import sentence_chunks  # noqa: E402
+from ragbook.corpus.documents import load_corpus  # noqa: E402
+from ragbook.generation.prompts import build_prompt, sources_from_chunks  # noqa: E402
 
 QUESTIONS = [
     "How long is a year on Venus?",
@@ -147,14 +147,16 @@ def measure_cited(name: str, count: int) -> dict:
     gives it (the model's default threads), per question: wall seconds, and from the
     structured reply its prompt tokens, time to the first token and generation
     speed."""
-    from ragbook import cli
+    from ragbook.cli import options as cli
 
     started = time.perf_counter()
     args = cli.build_parser().parse_args(
         ["ask", QUESTIONS[0], "--reader", "cited", "--model", name]
     )
     cli.resolve_defaults(args)
-    pipeline = cli._pipeline(args)  # the tool's own: its retrieval, glossary, cache
+    pipeline = cli.build_pipeline(
+        args
+    )  # the tool's own: its retrieval, glossary, cache
     pipeline.index(load_corpus())
     index_s = time.perf_counter() - started
     reader = pipeline._generate

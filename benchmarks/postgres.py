@@ -5,7 +5,7 @@ Run from the project root:
     .venv/bin/python benchmarks/postgres.py [--quick] [--output PATH |
         --no-output] [--note TEXT]
 
-It starts its own throwaway clusters on 127.0.0.1 (ragbook.pgserver) and
+It starts its own throwaway clusters on 127.0.0.1 (ragbook.postgres.server) and
 stops them, prints plain-text tables, and writes every figure to
 benchmarks/results/postgres.json (harness.py's conventions).
 
@@ -107,13 +107,13 @@ def vector_section(n: int, n_queries: int, results: dict) -> None:
     import faiss
     from threadpoolctl import threadpool_limits
 
-    from ragbook.chunking import Chunk
-    from ragbook.orgdocs import DocumentMeta
-    from ragbook.pgserver import LocalCluster
-    from ragbook.pgshards import ShardedStore
-    from ragbook.pgstore import PostgresStore
-    from ragbook.ivf import IVFIndex
-    from ragbook.vectors import ExactIndex
+    from ragbook.indexing.chunking import Chunk
+    from ragbook.corpus.orgdocs import DocumentMeta
+    from ragbook.postgres.server import LocalCluster
+    from ragbook.postgres.shards import ShardedStore
+    from ragbook.postgres.store import PostgresStore
+    from ragbook.retrieval.ivf import IVFIndex
+    from ragbook.retrieval.vectors import ExactIndex
     import datetime
 
     heading(
@@ -379,15 +379,15 @@ class _Unused:
 
 
 def labelled_section(results: dict) -> None:
-    from ragbook.bm25 import BM25
-    from ragbook.dense import DenseRetriever
-    from ragbook.documents import load_corpus
-    from ragbook.embedder import CachedEncoder, load_minilm
-    from ragbook.labels import load_questions
-    from ragbook.metrics import evaluate_retrieval
-    from ragbook.pgserver import LocalCluster
-    from ragbook.pgstore import PostgresStore
-    from ragbook.pipeline import make_chunks
+    from ragbook.retrieval.bm25 import BM25
+    from ragbook.retrieval.dense import DenseRetriever
+    from ragbook.corpus.documents import load_corpus
+    from ragbook.retrieval.embedder import CachedEncoder, load_minilm
+    from ragbook.corpus.labels import load_questions
+    from ragbook.evaluation.metrics import evaluate_retrieval
+    from ragbook.postgres.server import LocalCluster
+    from ragbook.postgres.store import PostgresStore
+    from ragbook.system.pipeline import make_chunks
 
     heading("2. the bundled corpus: labelled recall@10")
     documents = load_corpus()

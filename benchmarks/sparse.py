@@ -67,11 +67,11 @@ import rank_bm25
 import Stemmer
 from ir_measures import RR, R, nDCG
 
-from ragbook.bm25 import BM25
-from ragbook.formats import read_beir
-from ragbook.ranking import top_k
-from ragbook.retrieval import Hit
-from ragbook.text import Analyzer
+from ragbook.retrieval.bm25 import BM25
+from ragbook.corpus.beir import read_beir
+from ragbook.retrieval.ranking import top_k
+from ragbook.retrieval.contract import Hit
+from ragbook.indexing.text import Analyzer
 
 K1, B = 1.5, 0.75
 MEASURES = [nDCG @ 10, R @ 100, RR @ 10]
@@ -192,7 +192,8 @@ def distinct(tokens):
 
 def pairs(ranking) -> list[tuple[int, float]]:
     """A ranking as (document index, score) pairs: ragbook's retrievers return
-    :class:`~ragbook.retrieval.Hit` records, bm25s two arrays zipped into pairs."""
+    :class:`~ragbook.retrieval.contract.Hit` records, bm25s two arrays zipped into
+    pairs."""
     return [
         (hit.chunk_id, hit.score) if isinstance(hit, Hit) else (int(hit[0]), hit[1])
         for hit in ranking

@@ -72,8 +72,8 @@ import numpy as np  # noqa: E402
 
 import faiss  # noqa: E402
 
-from ragbook.ivf import IVFIndex  # noqa: E402
-from ragbook.vectors import ExactIndex, unit_rows  # noqa: E402
+from ragbook.retrieval.ivf import IVFIndex  # noqa: E402
+from ragbook.retrieval.vectors import ExactIndex, unit_rows  # noqa: E402
 
 DIMENSIONS = 64
 QUERIES = 1_000
@@ -894,10 +894,10 @@ def ivf_part(
 
 
 def lsa_part(threads: int, probes: tuple[int, ...]) -> dict:
-    from ragbook.chunking import sentence_chunks
-    from ragbook.documents import load_corpus
-    from ragbook.labels import load_questions
-    from ragbook.lsa import LSA
+    from ragbook.indexing.chunking import sentence_chunks
+    from ragbook.corpus.documents import load_corpus
+    from ragbook.corpus.labels import load_questions
+    from ragbook.retrieval.lsa import LSA
 
     heading(
         f"3. LSA VECTORS OF THE CORPUS ({LSA_DIMENSIONS} dimensions), the "

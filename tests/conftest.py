@@ -18,7 +18,7 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
-    from ragbook.pgserver import stop_all
+    from ragbook.postgres.server import stop_all
 
     stop_all()  # any PostgreSQL server a test started and left running
     for folder in _SCRATCH:
@@ -30,7 +30,7 @@ def pg_cluster():
     """One throwaway PostgreSQL cluster for the session's database tests,
     on a free port of 127.0.0.1, stopped (and its folder removed) at the
     end; tests that stop or kill a server start their own."""
-    from ragbook.pgserver import LocalCluster
+    from ragbook.postgres.server import LocalCluster
 
     with LocalCluster() as cluster:
         yield cluster

@@ -1,5 +1,5 @@
-"""Answer keys and the answer metrics (ragbook.answers), against hand-derived values and
-SQuAD's definitions."""
+"""Answer keys and the answer metrics (ragbook.evaluation.answers), against hand-derived
+values and SQuAD's definitions."""
 
 import collections
 import re
@@ -7,18 +7,16 @@ import string
 
 import pytest
 
-from ragbook.answers import (
+from ragbook.evaluation.answers import (
     contains_answer,
     correct,
     correct_and_grounded,
     exact_match,
-    normalize_answer,
-    parse_key,
-    references,
     score_answer,
     token_f1,
 )
-from ragbook.labels import Evidence, Question, Span
+from ragbook.corpus.keys import normalize_answer, parse_key, references
+from ragbook.corpus.labels import Evidence, Question, Span
 
 MERCURY = Question(
     "q",
@@ -178,11 +176,12 @@ def test_score_answer_collects_every_measure():
     assert refusal.correct and refusal.grounded and refusal.f1 == 1.0
 
 
-# ---- the judge and its agreement with the key (ragbook.judging) ----------------------
+# ---- the judge and its agreement with the key (ragbook.evaluation.judging)
+# ----------------------
 def test_agreement_by_hand_and_against_scikit_learn():
     from sklearn.metrics import cohen_kappa_score
 
-    from ragbook.judging import agreement
+    from ragbook.evaluation.judging import agreement
 
     first = [True, True, True, False, False, True, False, True]
     second = [True, False, True, False, True, True, False, True]
@@ -195,7 +194,7 @@ def test_agreement_by_hand_and_against_scikit_learn():
 
 
 def test_agreement_refuses_bad_verdicts():
-    from ragbook.judging import agreement
+    from ragbook.evaluation.judging import agreement
 
     with pytest.raises(ValueError, match="same items"):
         agreement([True], [True, False])
@@ -224,7 +223,7 @@ class _Replies:
     [("Yes", True), ("no.", False), (" YES, it", True), ("Maybe", None)],
 )
 def test_judge_reads_the_first_word(reply, verdict):
-    from ragbook.judging import LLMJudge
+    from ragbook.evaluation.judging import LLMJudge
 
     model = _Replies(reply)
     assert LLMJudge(model)(MERCURY, "About 88 days.") is verdict
@@ -234,7 +233,7 @@ def test_judge_reads_the_first_word(reply, verdict):
 
 
 def test_a_choice_is_the_option_named_first():
-    from ragbook.answers import chosen_option
+    from ragbook.evaluation.answers import chosen_option
 
     options = ["Mars", "Moon"]
     assert chosen_option("Mars is bigger than the Moon [1].", options) == "Mars"
@@ -247,8 +246,8 @@ def test_a_choice_is_the_option_named_first():
 
 
 def test_score_answer_agrees_with_correct_and_correct_and_grounded():
-    from ragbook.documents import load_corpus
-    from ragbook.labels import load_questions
+    from ragbook.corpus.documents import load_corpus
+    from ragbook.corpus.labels import load_questions
 
     questions = load_questions(load_corpus(), split="dev")[::7]
     sources = ["It needs only about 88 Earth days to complete one circuit."]

@@ -16,33 +16,39 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ragbook.bm25 import BM25, lucene_idf, rsj_idf
-from ragbook.chunking import chunk_count, cut_probability, sentence_chunks, word_windows
-from ragbook.composition import end_to_end_accuracy, recall_needed
-from ragbook.dense import DenseRetriever
-from ragbook.documents import load_corpus
-from ragbook.fusion import (
+from ragbook.retrieval.bm25 import BM25, lucene_idf, rsj_idf
+from ragbook.indexing.chunking import (
+    chunk_count,
+    cut_probability,
+    sentence_chunks,
+    word_windows,
+)
+from ragbook.evaluation.composition import end_to_end_accuracy, recall_needed
+from ragbook.retrieval.dense import DenseRetriever
+from ragbook.corpus.documents import load_corpus
+from ragbook.retrieval.fusion import (
     HybridRetriever,
     normalized_score_fusion,
     reciprocal_rank_fusion,
     rerank,
     score_sum_fusion,
 )
-from ragbook.generators import ScriptedGenerator, TrigramModel
-from ragbook.index import InvertedIndex
-from ragbook.lsa import LSA
-from ragbook.metrics import bootstrap_interval, ndcg_at_k, precision_at_k, recall_at_k
-from ragbook.access import User
-from ragbook.orgdocs import load_org_corpus
-from ragbook.store import DocumentStore
-from ragbook.pipeline import RAGPipeline
-from ragbook.prompts import build_prompt, evidence_budget, word_estimate
-from ragbook.ranking import top_k
-from ragbook.sampling import softmax
-from ragbook.text import STOPWORDS, Analyzer
-from ragbook.tfidf import TfIdf, smoothed_idf
-from ragbook.ivf import IVFIndex, ivf_cost, optimal_lists, spherical_kmeans
-from ragbook.vectors import ExactIndex, cosine, unit_rows
+from ragbook.generation.generators import ScriptedGenerator, TrigramModel
+from ragbook.indexing.index import InvertedIndex
+from ragbook.retrieval.lsa import LSA
+from ragbook.evaluation.intervals import bootstrap_interval
+from ragbook.evaluation.measures import ndcg_at_k, precision_at_k, recall_at_k
+from ragbook.system.access import User
+from ragbook.corpus.orgdocs import load_org_corpus
+from ragbook.system.store import DocumentStore
+from ragbook.system.rag import RAGPipeline
+from ragbook.generation.prompts import build_prompt, evidence_budget, word_estimate
+from ragbook.retrieval.ranking import top_k
+from ragbook.generation.sampling import softmax
+from ragbook.indexing.text import STOPWORDS, Analyzer
+from ragbook.retrieval.tfidf import TfIdf, smoothed_idf
+from ragbook.retrieval.ivf import IVFIndex, ivf_cost, optimal_lists, spherical_kmeans
+from ragbook.retrieval.vectors import ExactIndex, cosine, unit_rows
 
 TEXTS = [
     "Mars has two small moons, Phobos and Deimos.",
@@ -73,7 +79,7 @@ def store() -> DocumentStore:
 
 @functools.lru_cache(maxsize=1)
 def minilm_dense() -> DenseRetriever:
-    from ragbook.embedder import load_minilm
+    from ragbook.retrieval.embedder import load_minilm
 
     return DenseRetriever(load_minilm(), TEXTS)
 

@@ -22,7 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def sparse_quick(tmp_path_factory):
     output = tmp_path_factory.mktemp("sparse") / "sparse.json"
     return _quick(
-        "sparse", output, ("ragbook/bm25.py", "ragbook/pruning.py"), timeout=600
+        "sparse",
+        output,
+        ("ragbook/retrieval/bm25.py", "ragbook/retrieval/pruning.py"),
+        timeout=600,
     )
 
 
@@ -84,7 +87,14 @@ def test_llm_quick_runs_every_part_and_writes_its_keys(tmp_path):
 
     _live_model()  # skips (or fails under RAGBOOK_REQUIRE_LLM=1) without the model
     data, stdout = _quick(
-        "llm", tmp_path / "llm.json", ("ragbook/llm/model.py", "ragbook/cited.py")
+        "llm",
+        tmp_path / "llm.json",
+        (
+            "ragbook/llm/model.py",
+            "ragbook/llm/decoding.py",
+            "ragbook/llm/scoring.py",
+            "ragbook/generation/cited.py",
+        ),
     )
     assert data["quick"] is True and data["run"]["benchmark"] == "llm"
     (result,) = data["results"]
@@ -127,7 +137,11 @@ def test_vectors_quick_writes_every_documented_key(tmp_path):
     data, _ = _quick(
         "vectors",
         tmp_path / "vectors.json",
-        ("ragbook/vectors.py", "ragbook/ivf.py", "ragbook/vector_kernels.py"),
+        (
+            "ragbook/retrieval/vectors.py",
+            "ragbook/retrieval/ivf.py",
+            "ragbook/retrieval/vector_kernels.py",
+        ),
     )
     assert render.missing_keys(data, render.DOCUMENTED_KEYS["vectors"]) == []
     assert data["run"]["benchmark"] == "vectors"
@@ -139,7 +153,12 @@ def test_postgres_quick_completes_and_records_its_run(tmp_path):
     data, stdout = _quick(
         "postgres",
         tmp_path / "postgres.json",
-        ("ragbook/pgstore.py", "ragbook/pgserver.py"),
+        (
+            "ragbook/postgres/store.py",
+            "ragbook/postgres/loading.py",
+            "ragbook/postgres/searching.py",
+            "ragbook/postgres/server.py",
+        ),
     )
     assert data["run"]["benchmark"] == "postgres"
     assert data["run"]["arguments"]["quick"] is True

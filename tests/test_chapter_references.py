@@ -1,9 +1,10 @@
 """A module's docstrings name only chapters that use the module.
 
-Every "chapter N", "Chapter N" or "chapters N, M and K" in a docstring of ragbook/X.py
-(the module's own, and those of its functions, classes and methods) must name a chapter
-whose source, chapters/NN_*.md, imports or mentions ``ragbook.X`` or shows the source of
-one of its objects with ``show_source``. A chapter that runs ``python -m ragbook`` uses
+Every "chapter N", "Chapter N" or "chapters N, M and K" in a docstring of a module
+ragbook.X (the module's own, and those of its functions, classes and methods) must name
+a chapter whose source, chapters/NN_*.md, imports or mentions ``ragbook.X`` or shows the
+source of one of its objects with ``show_source``; a subpackage's ``__init__`` may name
+a chapter that uses any of its modules. A chapter that runs ``python -m ragbook`` uses
 the command-line modules, ``ragbook.__main__`` and ``ragbook.cli``.
 """
 
@@ -22,7 +23,7 @@ CHAPTERS = ROOT / "chapters"
 # "chapter 9", "Chapter 3", "chapters 6 and 7", "chapters 3, 4 and 9"
 REFERENCE = re.compile(r"\b[Cc]hapters?\s+(\d+(?:(?:\s*,\s*|\s+and\s+)\d+)*)")
 IMPORT_FROM = re.compile(
-    r"^\s*from\s+ragbook(?:\.(\w+))?\s+import\s+\(?([^)\n]*(?:\n[^)\n]*)*?)\)?\s*$",
+    r"^\s*from\s+ragbook(?:\.([\w.]+))?\s+import\s+\(?([^)\n]*(?:\n[^)\n]*)*?)\)?\s*$",
     re.M,
 )
 SHOW_SOURCE = re.compile(r"show_source\(\s*([A-Za-z_][\w.]*)\s*\)")
@@ -69,9 +70,12 @@ def chapter_files() -> dict[int, list[Path]]:
 def modules_used(source: str) -> set[str]:
     """Names X of the ragbook modules a chapter imports, mentions as ragbook.X, or shows
     objects of."""
-    used = set(re.findall(r"\bragbook\.(\w+)\b", source))
+    used = set()
+    for dotted in re.findall(r"\bragbook\.([\w.]*\w)", source):
+        parts = dotted.split(".")
+        used |= {".".join(parts[:n]) for n in range(1, len(parts) + 1)}
     if re.search(r"python -m ragbook\b", source):
-        used |= {"__main__", "cli"}
+        used |= {"__main__", "cli", "cli.ask", "cli.options", "cli.evaluate"}
     names = {}  # a name the chapter imported from ragbook -> the object
     for match in IMPORT_FROM.finditer(source):
         module_name = "ragbook" + (f".{match.group(1)}" if match.group(1) else "")
@@ -86,6 +90,13 @@ def modules_used(source: str) -> set[str]:
     for value in names.values():
         if inspect.ismodule(value):
             used.add(value.__name__.split(".", 1)[1])
+            continue
+        # an imported class or function: its module, and for a class the modules of
+        # the classes it is built from (a store's loading and searching parts)
+        for part in inspect.getmro(value) if inspect.isclass(value) else (value,):
+            module = inspect.getmodule(part)
+            if module is not None and module.__name__.startswith("ragbook."):
+                used.add(module.__name__.split(".", 1)[1])
     for expression in SHOW_SOURCE.findall(source):
         first, *attributes = expression.split(".")
         if first not in names:
@@ -107,21 +118,41 @@ USES = {
 
 def test_chapters_are_found_and_use_ragbook():
     assert len(USES) >= 15
-    assert "text" in USES[2] and "chunking" in USES[4]
-    assert "text" not in USES[1]
+    assert "indexing.text" in USES[2] and "indexing.chunking" in USES[4]
+    assert "indexing.text" not in USES[1]
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def uses(number: int, module: str, package: bool) -> bool:
+    return module in USES[number] or (
+        package and any(u.startswith(module + ".") for u in USES[number])
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(  # the exercises' modules are reached through ragbook.exercises.check
+        p
+        for p in PACKAGE.rglob("*.py")
+        if p != PACKAGE / "__init__.py" and "exercises" not in p.parts
+    ),
+    ids=lambda p: p.relative_to(PACKAGE).as_posix(),
+)
 def test_docstrings_name_chapters_that_use_the_module(path):
-    module = path.stem
+    module = module_name(path)
     wrong = []
     for where, doc in docstrings(path):
         for number in chapter_numbers(doc):
             if number not in USES:
                 wrong.append(f"{where}: chapter {number} does not exist")
-            elif module not in USES[number]:
+            elif not uses(number, module, path.name == "__init__.py"):
                 name = ", ".join(p.name for p in chapter_files()[number])
                 wrong.append(
                     f"{where}: chapter {number} ({name}) does not use ragbook.{module}"
                 )
-    assert not wrong, f"ragbook/{path.name}:\n  " + "\n  ".join(wrong)
+    where = path.relative_to(PACKAGE.parent).as_posix()
+    assert not wrong, f"{where}:\n  " + "\n  ".join(wrong)

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ragbook.chunking import (
+from ragbook.indexing.chunking import (
     chunk_count,
     cl100k_encoding,
     cut_probability,
@@ -18,8 +18,8 @@ from ragbook.chunking import (
     token_windows,
     word_windows,
 )
-from ragbook.documents import parse_markdown
-from ragbook.text import split_sentences
+from ragbook.corpus.documents import parse_markdown
+from ragbook.indexing.text import split_sentences
 
 
 def words_document(n, doc_id="d"):

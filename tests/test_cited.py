@@ -1,7 +1,8 @@
-"""The cited reader (ragbook.cited): sentence ids in the prompt, the grammar of its
-reply, the rendering of citations, and refusal by a score; with a stand-in model whose
-reply and probabilities are set by hand, and (marked live) the real 0.5B model under
-the grammar."""
+"""The cited reader (ragbook.generation.cited, with its prompt and grammar in
+ragbook.generation.cited_prompt and its checks in ragbook.generation.cited_checks):
+sentence ids in the prompt, the grammar of its reply, the rendering of citations, and
+refusal by a score; with a stand-in model whose reply and probabilities are set by
+hand, and (marked live) the real 0.5B model under the grammar."""
 
 from __future__ import annotations
 
@@ -10,29 +11,30 @@ import re
 
 import pytest
 
-from ragbook.cited import (
+from ragbook.generation.cited import CitedReader, scores
+from ragbook.generation.cited_checks import (
+    anchor,
+    missing_names,
+    overlap,
+    says_not_stated,
+    supported,
+    unsupported_numbers,
+)
+from ragbook.generation.cited_prompt import (
     MAX_CHARS,
     NONE,
     OPENING,
     Sentence,
-    CitedReader,
-    anchor,
     cited_messages,
     evidence_grammar,
-    missing_names,
     numbered_sentences,
-    overlap,
     parse_reply,
     quote,
     render_answer,
-    says_not_stated,
-    scores,
-    supported,
-    unsupported_numbers,
 )
-from ragbook.generators import ABSTAIN, is_refusal
-from ragbook.prompts import build_prompt
-from ragbook.verification import citations, is_grounded
+from ragbook.generation.generators import ABSTAIN, is_refusal
+from ragbook.generation.prompts import build_prompt
+from ragbook.generation.verification import citations, is_grounded
 
 PROMPT = build_prompt(
     "How long is a year on Venus?",
@@ -268,7 +270,7 @@ def test_subjects_limit_what_the_grammar_lets_the_model_cite():
 def test_a_ranker_shows_the_model_only_the_best_sentences_in_source_order():
     class Ranker:
         def score(self, prompt):
-            from ragbook.readers import ScoredSentence
+            from ragbook.generation.readers import ScoredSentence
 
             return [
                 ScoredSentence(2, "It rotates backwards.", 0.9),
@@ -422,7 +424,7 @@ def test_a_refusal_in_words_is_read_as_one():
 
 
 def test_a_streamed_answer_holds_back_its_final_full_stop_only():
-    from ragbook.cited import _AnswerStream
+    from ragbook.generation.cited import AnswerStream
 
     for pieces, words in (
         (
@@ -433,7 +435,7 @@ def test_a_streamed_answer_holds_back_its_final_full_stop_only():
         ([" iron.\nEvid", "ence: [1.2]"], "iron"),
     ):
         got = []
-        stream = _AnswerStream(got.append)
+        stream = AnswerStream(got.append)
         for piece in pieces:
             stream(piece)
         assert "".join(got) == words, pieces

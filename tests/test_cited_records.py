@@ -1,16 +1,22 @@
-"""Every structured reply the book recorded for the cited reader (ragbook.cited), read
-as the reader reads it: the reply parses under the grammar's form, and the answer it
-renders carries, in every claim, citations of sources that its prompt holds. The claims
-and citations are found by the grounding checks (ragbook.verification), not by the
-reader's own rendering."""
+"""Every structured reply the book recorded for the cited reader
+(ragbook.generation.cited), read as the reader reads it: the reply parses under the
+grammar's form (ragbook.generation.cited_prompt), and the answer it renders carries, in
+every claim, citations of sources that its prompt holds. The claims and citations are
+found by the grounding checks (ragbook.generation.verification), not by the reader's
+own rendering."""
 
 import re
 
 import pytest
 
 from ragbook import llm
-from ragbook.cited import OPENING, Sentence, parse_reply, render_answer
-from ragbook.verification import check_answer
+from ragbook.generation.cited_prompt import (
+    OPENING,
+    Sentence,
+    parse_reply,
+    render_answer,
+)
+from ragbook.generation.verification import check_answer
 
 _SENTENCE = re.compile(r"^\[(\d+)\.(\d+)\] (.*)$", re.M)
 

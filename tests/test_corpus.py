@@ -5,9 +5,9 @@ import json
 import re
 from importlib import resources
 
-from ragbook.documents import CORPUS_ORDER, load_corpus
-from ragbook.labels import load_questions
-from ragbook.text import analyze, contains_phrase, split_sentences
+from ragbook.corpus.documents import CORPUS_ORDER, load_corpus
+from ragbook.corpus.labels import load_questions
+from ragbook.indexing.text import analyze, contains_phrase, split_sentences
 
 DOCS = {d.id: d for d in load_corpus()}
 RAW = json.loads(
@@ -60,7 +60,7 @@ def test_question_counts():
 
 
 def test_every_answer_passes_its_own_key():
-    from ragbook.answers import correct
+    from ragbook.evaluation.answers import correct
 
     for q in QUESTIONS:
         if q.answerable:
@@ -224,7 +224,7 @@ def test_holdout_questions_load_and_are_all_held_out():
 
 
 def test_holdout_questions_are_new_and_cover_every_kind_and_article():
-    from ragbook.answers import correct
+    from ragbook.evaluation.answers import correct
 
     held = load_questions(DOCS.values(), split="holdout")
     assert not {q.id for q in held} & {r["id"] for r in RAW}

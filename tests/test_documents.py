@@ -2,7 +2,7 @@
 
 import pytest
 
-from ragbook.documents import parse_markdown, read_folder, read_markdown
+from ragbook.corpus.documents import parse_markdown, read_folder, read_markdown
 
 TEXT = (
     "# Mars\n\nThe red planet.\nIt has two moons.\n\n## Orbit\n\nIt takes 687 "

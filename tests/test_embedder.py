@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragbook import embedder
-from ragbook.embedder import (
+from ragbook.retrieval import embedder
+from ragbook.retrieval.embedder import (
     DIMENSION,
     MAX_SEQ_LENGTH,
     MiniLMEncoder,

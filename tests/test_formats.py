@@ -1,16 +1,15 @@
-"""Round trips and error cases of the retrieval data formats, ragbook.formats."""
+"""Round trips and error cases of the retrieval data formats, ragbook.corpus.beir and
+ragbook.corpus.trec."""
 
 import gzip
 import json
 
 import pytest
 
-from ragbook.formats import (
-    BeirData,
-    read_beir,
+from ragbook.corpus.beir import BeirData, read_beir, write_beir
+from ragbook.corpus.trec import (
     read_trec_qrels,
     read_trec_run,
-    write_beir,
     write_trec_qrels,
     write_trec_run,
 )

@@ -9,8 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from ragbook.bm25 import BM25, lucene_idf
-from ragbook.generators import (
+from ragbook.retrieval.bm25 import BM25, lucene_idf
+from ragbook.generation.generators import (
     ABSTAIN,
     ChatClient,
     ChatError,
@@ -18,7 +18,7 @@ from ragbook.generators import (
     ScriptedGenerator,
     TrigramModel,
 )
-from ragbook.prompts import (
+from ragbook.generation.prompts import (
     build_prompt,
     chunks_that_fit,
     count_tokens,
@@ -26,8 +26,8 @@ from ragbook.prompts import (
     pack_prompt,
     word_estimate,
 )
-from ragbook.readers import ExtractiveGenerator
-from ragbook.rag_models import (
+from ragbook.generation.readers import ExtractiveGenerator
+from ragbook.generation.rag_models import (
     rag_sequence_likelihood,
     rag_sequence_log_likelihood,
     rag_token_likelihood,
@@ -35,7 +35,7 @@ from ragbook.rag_models import (
     retrieval_distribution,
     sequence_weights,
 )
-from ragbook.verification import check_answer, citations, is_grounded
+from ragbook.generation.verification import check_answer, citations, is_grounded
 
 MARS = [
     "Mars has two small moons, Phobos and Deimos.",

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragbook.documents import load_corpus
-from ragbook.generators import ScriptedGenerator
-from ragbook.injection import (
+from ragbook.corpus.documents import load_corpus
+from ragbook.generation.generators import ScriptedGenerator
+from ragbook.system.injection import (
     INSTRUCTION_PHRASES,
     KINDS,
     UNDELIMITED_INSTRUCTION,
@@ -32,10 +32,10 @@ from ragbook.injection import (
     success_counts,
     success_table,
 )
-from ragbook.monitoring import instruction_like
-from ragbook.pipeline import make_chunks
-from ragbook.prompts import INSTRUCTION, build_prompt, chat_messages
-from ragbook.verification import citations
+from ragbook.system.monitoring import instruction_like
+from ragbook.system.pipeline import make_chunks
+from ragbook.generation.prompts import INSTRUCTION, build_prompt, chat_messages
+from ragbook.generation.verification import citations
 
 CORPUS = load_corpus()
 ATTACKS = load_attacks(CORPUS)

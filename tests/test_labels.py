@@ -2,9 +2,9 @@
 
 import pytest
 
-from ragbook.chunking import Chunk
-from ragbook.documents import parse_markdown
-from ragbook.labels import (
+from ragbook.indexing.chunking import Chunk
+from ragbook.corpus.documents import parse_markdown
+from ragbook.corpus.labels import (
     contains_span,
     is_cut,
     locate_span,

@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 
 from ragbook import llm
-from ragbook.generators import ChatClient, ChatError
+from ragbook.generation.generators import ChatClient, ChatError
 from ragbook.llm import (
     ContextOverflow,
     LLMGenerator,
@@ -31,8 +31,13 @@ from ragbook.llm import (
     model_file,
     request_key,
 )
-from ragbook.llm_server import ChatServer
-from ragbook.prompts import INSTRUCTION, build_prompt, chat_messages, pack_prompt
+from ragbook.llm.server import ChatServer
+from ragbook.generation.prompts import (
+    INSTRUCTION,
+    build_prompt,
+    chat_messages,
+    pack_prompt,
+)
 
 VENUS = [
     ("Venus, Orbit", "Venus orbits the Sun once every 224.7 Earth days."),
@@ -541,7 +546,7 @@ def test_a_server_that_dies_mid_answer_is_a_clear_error():
 
 # ---- refusals, history, the tool -----------------------------------------------------
 def test_refusals_in_a_models_own_words():
-    from ragbook.generators import ABSTAIN, is_refusal
+    from ragbook.generation.generators import ABSTAIN, is_refusal
 
     for text in [
         ABSTAIN,

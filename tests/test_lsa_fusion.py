@@ -6,18 +6,18 @@ import math
 import numpy as np
 import pytest
 
-from ragbook.retrieval import Hit
-from ragbook.chunking import sentence_chunks
-from ragbook.dense import DenseRetriever
-from ragbook.documents import load_corpus
-from ragbook.fusion import (
+from ragbook.retrieval.contract import Hit
+from ragbook.indexing.chunking import sentence_chunks
+from ragbook.retrieval.dense import DenseRetriever
+from ragbook.corpus.documents import load_corpus
+from ragbook.retrieval.fusion import (
     HybridRetriever,
     normalized_score_fusion,
     reciprocal_rank_fusion,
     rerank,
     score_sum_fusion,
 )
-from ragbook.lsa import LSA
+from ragbook.retrieval.lsa import LSA
 
 TEXTS = [c.indexed_text for c in sentence_chunks(load_corpus(), 100)]
 QUESTIONS = [
@@ -137,7 +137,7 @@ def test_rerank_and_hybrid_search():
         k=5,
     )
     assert [h.chunk_id for h in second] == sorted(h.chunk_id for h in first)[:5]
-    from ragbook.bm25 import BM25
+    from ragbook.retrieval.bm25 import BM25
 
     hybrid = HybridRetriever([BM25.from_texts(TEXTS), dense], c=60, depth=30)
     hits = hybrid.search("Who discovered Triton?", 5)

@@ -9,22 +9,24 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from ir_measures import P, R, RR, nDCG
 
-from ragbook.chunking import Chunk
-from ragbook.formats import read_trec_run
-from ragbook.labels import Evidence, Question, Span
-from ragbook.metrics import (
+from ragbook.indexing.chunking import Chunk
+from ragbook.corpus.trec import read_trec_run
+from ragbook.corpus.labels import Evidence, Question, Span
+from ragbook.evaluation.intervals import (
     PairedComparison,
     bootstrap_interval,
+    paired_bootstrap,
+)
+from ragbook.evaluation.measures import (
     dcg_at_k,
-    evaluate_retrieval,
     mean_reciprocal_rank,
     ndcg_at_k,
-    paired_bootstrap,
     precision_at_k,
     recall_at_k,
     recall_of_documents_at_k,
     reciprocal_rank,
 )
+from ragbook.evaluation.metrics import evaluate_retrieval
 
 GOLD = 0  # the one gold chunk of the seed questions
 GOLD_RANKS = (

@@ -8,25 +8,25 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragbook.bm25 import BM25
-from ragbook.chunking import Chunk
-from ragbook.dense import DenseRetriever
-from ragbook.fusion import HybridRetriever
-from ragbook.generators import ScriptedGenerator
-from ragbook.lsa import LSA
-from ragbook.access import User, allowed_chunks
-from ragbook.monitoring import alerts, instruction_like, log_entry
-from ragbook.orgdocs import (
+from ragbook.retrieval.bm25 import BM25
+from ragbook.indexing.chunking import Chunk
+from ragbook.retrieval.dense import DenseRetriever
+from ragbook.retrieval.fusion import HybridRetriever
+from ragbook.generation.generators import ScriptedGenerator
+from ragbook.retrieval.lsa import LSA
+from ragbook.system.access import User, allowed_chunks
+from ragbook.system.monitoring import alerts, instruction_like, log_entry
+from ragbook.corpus.orgdocs import (
     ACCESS_LEVELS,
     load_org_corpus,
     parse_org_document,
     read_org_folder,
 )
-from ragbook.pipeline import answer_question
-from ragbook.store import DocumentStore
-from ragbook.text import analyze
-from ragbook.tfidf import TfIdf
-from ragbook.vectors import ExactIndex
+from ragbook.system.pipeline import answer_question
+from ragbook.system.store import DocumentStore
+from ragbook.indexing.text import analyze
+from ragbook.retrieval.tfidf import TfIdf
+from ragbook.retrieval.vectors import ExactIndex
 
 ALL = load_org_corpus()
 LATEST = {
@@ -483,12 +483,3 @@ def test_log_entry_and_alerts():
     ]
     with pytest.raises(ValueError):
         alerts([])
-
-
-def test_operations_re_exports_the_names_of_its_four_modules():
-    import ragbook.operations as operations
-    from ragbook import access, monitoring, orgdocs, store
-
-    for module in (orgdocs, access, store, monitoring):
-        for name in module.__all__:
-            assert getattr(operations, name) is getattr(module, name)

@@ -8,11 +8,12 @@ import sys
 import pytest
 
 from ragbook.cli import main
-from ragbook.documents import load_corpus
-from ragbook.generators import ABSTAIN, ScriptedGenerator
-from ragbook.labels import load_questions
-from ragbook.pipeline import RAGPipeline, evaluate_answers, quotes_evidence
-from ragbook.readers import SEMANTIC_ABSTAIN_BELOW
+from ragbook.corpus.documents import load_corpus
+from ragbook.generation.generators import ABSTAIN, ScriptedGenerator
+from ragbook.corpus.labels import load_questions
+from ragbook.system.rag import RAGPipeline
+from ragbook.evaluation.end_to_end import evaluate_answers, quotes_evidence
+from ragbook.generation.readers import SEMANTIC_ABSTAIN_BELOW
 
 DOCS = load_corpus()
 QUESTIONS = load_questions(DOCS)
@@ -237,7 +238,7 @@ def test_history_reaches_a_generator_that_takes_it_and_costs_budget(pipeline):
 
 
 def answer_question_of(pipeline, generator, question, history, budget):
-    from ragbook.pipeline import answer_question
+    from ragbook.system.pipeline import answer_question
 
     return answer_question(
         question,
@@ -251,7 +252,7 @@ def answer_question_of(pipeline, generator, question, history, budget):
 
 
 def test_the_readers_with_a_model_default_to_bm25():
-    from ragbook.cli import build_parser, resolve_defaults
+    from ragbook.cli.options import build_parser, resolve_defaults
 
     for reader, retriever in (
         ("quote", "bm25"),
@@ -272,21 +273,21 @@ def test_the_readers_with_a_model_default_to_bm25():
 def test_the_default_reader_is_cited_where_the_model_runs_and_named_when_not(
     monkeypatch,
 ):
-    from ragbook import cli
+    from ragbook.cli import options as cli
 
     monkeypatch.setattr(cli, "llm_missing", lambda model=None: None)
     args = cli.build_parser().parse_args(["ask", "Q?"])
     cli.resolve_defaults(args)
     assert (args.reader, args.retriever, args.fallback) == ("cited", "hybrid", None)
-    assert cli._glossary_choice(args) == "astronomy"
-    assert cli._setup(args) == (
+    assert cli.glossary_choice(args) == "astronomy"
+    assert cli.describe_setup(args) == (
         "hybrid, cited reader (the default model), glossary astronomy"
     )
     monkeypatch.setattr(cli, "llm_missing", lambda model=None: "no runtime here")
     args = cli.build_parser().parse_args(["ask", "Q?"])
     cli.resolve_defaults(args)
     assert (args.reader, args.retriever) == ("semantic", "hybrid")
-    setup = cli._setup(args)
+    setup = cli.describe_setup(args)
     assert setup.startswith("hybrid, semantic reader, glossary astronomy [")
     assert "needs the language model" in setup and "(no runtime here)" in setup
     # a reader the user names is kept, and nothing is said
@@ -296,12 +297,8 @@ def test_the_default_reader_is_cited_where_the_model_runs_and_named_when_not(
 
 
 def test_the_combined_reader_is_built_from_its_parts(tmp_path):
-    from ragbook.readers import (
-        WORKED_EXAMPLES,
-        FallbackReader,
-        ModelCheck,
-        SubjectCheck,
-    )
+    from ragbook.generation.reader_checks import ModelCheck, SubjectCheck
+    from ragbook.generation.readers import WORKED_EXAMPLES, FallbackReader
 
     documents = [
         "# Vega\n\nVega is a bright star in Lyra.\n",
@@ -332,14 +329,14 @@ def test_the_combined_reader_is_built_from_its_parts(tmp_path):
 
 
 def test_the_tool_probes_four_lists_by_default_and_never_more_than_there_are():
-    from ragbook import cli
+    from ragbook.cli import options as cli
 
     def probes(*extra):
         args = cli.build_parser().parse_args(
             ["ask", "Q?", "--reader", "lexical", "--retriever", "lsa", *extra]
         )
         cli.resolve_defaults(args)
-        return cli._pipeline(args).probes
+        return cli.build_pipeline(args).probes
 
     assert probes("--lists", "16") == 4  # chapter 7's choice on the dev questions
     assert probes("--lists", "3") == 3
@@ -354,7 +351,7 @@ def test_a_model_is_a_name_or_a_local_model():
 
 
 def test_the_cited_reader_is_built_as_chapter_14_chose_it(tmp_path):
-    from ragbook.cited import REFUSE_BELOW, CitedReader
+    from ragbook.generation.cited import REFUSE_BELOW, CitedReader
 
     pipeline = RAGPipeline(reader="cited", retriever="bm25")
     pipeline.index(
@@ -380,8 +377,9 @@ def test_the_cited_reader_is_built_as_chapter_14_chose_it(tmp_path):
 
 def test_the_cited_answer_prints_the_scores_it_computed_and_no_others():
     # without the closed-book pass the lift is not computed (-inf): not printed
-    from ragbook.cited import CitedAnswer, Sentence
-    from ragbook.cli import _print_cited
+    from ragbook.generation.cited import CitedAnswer
+    from ragbook.generation.cited_prompt import Sentence
+    from ragbook.cli.ask import print_cited
 
     evidence = (Sentence("2.1", 2, "A year on Venus lasts 224.7 Earth days."),)
     reading = CitedAnswer(
@@ -394,7 +392,7 @@ def test_the_cited_answer_prints_the_scores_it_computed_and_no_others():
         scores={"none": 13.98, "confidence": -0.19, "lift": float("-inf")},
     )
     out = io.StringIO()
-    _print_cited(reading, out)
+    print_cited(reading, out)
     lines = out.getvalue().splitlines()
     assert lines[-1] == "  scores: none 13.98, confidence -0.19"
     assert "  [2.1] A year on Venus lasts 224.7 Earth days." in lines

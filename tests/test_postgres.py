@@ -1,8 +1,8 @@
-"""The PostgreSQL store on a real server (ragbook/pgserver.py, pgstore.py,
-pgshards.py): the cluster helper, exact and HNSW search against NumPy,
-bulk loading, bad input, row-level security (a property test of 10,000
-cases, with hostile SQL as query text), freshness under concurrent
-rewrites, a streaming replica, shards through postgres_fdw, and faults
+"""The PostgreSQL store on a real server (ragbook/postgres/: server.py, store.py
+with loading.py, searching.py and admin.py, shards.py): the cluster helper, exact
+and HNSW search against NumPy, bulk loading, bad input, row-level security (a
+property test of 10,000 cases, with hostile SQL as query text), freshness under
+concurrent rewrites, a streaming replica, shards through postgres_fdw, and faults
 (a killed server, a dropped connection, a statement timeout).
 
 Expected results come from NumPy's exact search over the same vectors and
@@ -22,18 +22,14 @@ import numpy as np
 import psycopg
 import pytest
 
-from ragbook.access import User
-from ragbook.chunking import Chunk, sentence_chunks
-from ragbook.documents import parse_markdown
-from ragbook.orgdocs import ACCESS_LEVELS, DocumentMeta, OrgDocument
-from ragbook.pgserver import LocalCluster, ServerError
-from ragbook.pgstore import (
-    DatabaseError,
-    DatabaseUnavailable,
-    PostgresStore,
-    QueryTimeout,
-    reader_role,
-)
+from ragbook.system.access import User
+from ragbook.indexing.chunking import Chunk, sentence_chunks
+from ragbook.corpus.documents import parse_markdown
+from ragbook.corpus.orgdocs import ACCESS_LEVELS, DocumentMeta, OrgDocument
+from ragbook.postgres.server import LocalCluster, ServerError
+from ragbook.postgres.errors import DatabaseError, DatabaseUnavailable, QueryTimeout
+from ragbook.postgres.roles import reader_role
+from ragbook.postgres.store import PostgresStore
 
 DIM = 48
 HOSTILE = [
@@ -252,7 +248,7 @@ def test_bad_dsns_are_refused(dsn, error, match):
     ],
 )
 def test_bad_schema_names_are_refused_by_both_stores(schema, error):
-    from ragbook.pgshards import ShardedStore
+    from ragbook.postgres.shards import ShardedStore
 
     good = "host=127.0.0.1 dbname=postgres"
     with pytest.raises(error, match="schema"):
@@ -262,7 +258,7 @@ def test_bad_schema_names_are_refused_by_both_stores(schema, error):
 
 
 def test_wrong_port_and_wrong_password_are_clear(pg_cluster):
-    from ragbook.pgserver import free_port
+    from ragbook.postgres.server import free_port
 
     with pytest.raises(DatabaseUnavailable, match="cannot connect"):
         PostgresStore(
@@ -543,10 +539,10 @@ def test_a_server_killed_mid_write_is_a_clear_error():
 
 
 def test_the_pipeline_answers_from_postgres_under_rls(pg_cluster):
-    from ragbook.orgdocs import load_org_corpus
-    from ragbook.readers import ExtractiveGenerator
-    from ragbook.store import DocumentStore
-    from ragbook.pipeline import idf_lookup
+    from ragbook.corpus.orgdocs import load_org_corpus
+    from ragbook.generation.readers import ExtractiveGenerator
+    from ragbook.system.store import DocumentStore
+    from ragbook.system.pipeline import idf_lookup
 
     latest = list({d.id: d for d in load_org_corpus()}.values())
     memory = DocumentStore()
@@ -602,7 +598,7 @@ def test_a_streaming_replica_serves_reads_with_measured_lag(pg_cluster):
 
 
 def test_shards_merge_to_the_same_top_k_as_one_server(pg_cluster):
-    from ragbook.pgshards import ShardedStore
+    from ragbook.postgres.shards import ShardedStore
 
     rng = np.random.default_rng(21)
     vectors = unit(rng.standard_normal((3000, DIM)))
@@ -681,10 +677,11 @@ def test_ragbook_ask_with_the_postgres_store(pg_cluster, tmp_path, capsys):
 
 
 def test_stored_vectors_are_the_packages_unit_vectors_to_the_bit(pg_cluster):
-    # the store makes unit vectors as every index does (ragbook.vectors.unit_rows),
-    # so the database ranks exactly the vectors that exact search in the process
-    # ranks; float32 lengths, computed the way NumPy does, differ in the last bit
-    from ragbook.vectors import unit_rows
+    # the store makes unit vectors as every index does
+    # (ragbook.retrieval.vectors.unit_rows), so the database ranks exactly the
+    # vectors that exact search in the process ranks; float32 lengths, computed
+    # the way NumPy does, differ in the last bit
+    from ragbook.retrieval.vectors import unit_rows
 
     rng = np.random.default_rng(12)
     raw = rng.standard_normal((40, DIM)) * 3.0

@@ -11,8 +11,8 @@ import pytest
 
 from ragbook import progress
 from ragbook.cli import main
-from ragbook.dense import DenseRetriever
-from ragbook.embedder import CachedEncoder, load_minilm
+from ragbook.retrieval.dense import DenseRetriever
+from ragbook.retrieval.embedder import CachedEncoder, load_minilm
 from ragbook.progress import Reporter, reporter
 
 TEXTS = [

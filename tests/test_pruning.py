@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ragbook.bm25 import BM25, rsj_idf
-from ragbook.pruning import maxscore_steps, slack
+from ragbook.retrieval.bm25 import BM25, rsj_idf
+from ragbook.retrieval.pruning import maxscore_steps, slack
 
 VOCABULARY = list("abcdefgh")  # few terms, so that many chunks tie
 
@@ -84,7 +84,7 @@ def test_pruning_skips_postings_and_keeps_every_hit_on_a_zipf_corpus():
 
 def reference_scores(chunks, terms, k1, b):
     """bm25s's scores (method "lucene", the same idf) of every chunk, times k1 + 1 as
-    ragbook's scores are (see ragbook.bm25), in float64."""
+    ragbook's scores are (see ragbook.retrieval.bm25), in float64."""
     retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy")
     retriever.index(chunks, show_progress=False)
     known = [t for t in dict.fromkeys(terms) if any(t in c for c in chunks)]

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from ragbook.cli import main
-from ragbook.documents import load_corpus
-from ragbook.embedder import CachedEncoder, cache_directory
-from ragbook.generators import ABSTAIN, ScriptedGenerator
-from ragbook.readers import SemanticExtractiveGenerator
-from ragbook.glossary import ASTRONOMY, Glossary
-from ragbook.labels import load_questions
-from ragbook.pipeline import quotes_evidence
-from ragbook.prompts import build_prompt
+from ragbook.corpus.documents import load_corpus
+from ragbook.retrieval.embedder import CachedEncoder, cache_directory
+from ragbook.generation.generators import ABSTAIN, ScriptedGenerator
+from ragbook.generation.readers import SemanticExtractiveGenerator
+from ragbook.retrieval.glossary import ASTRONOMY, Glossary
+from ragbook.corpus.labels import load_questions
+from ragbook.evaluation.end_to_end import quotes_evidence
+from ragbook.generation.prompts import build_prompt
 
 
 # ---- glossary ------------------------------------------------------------------------
@@ -114,12 +114,12 @@ def test_cli_glossary_file_and_missing_embedder(tmp_path, capsys, monkeypatch):
     assert main(["ask", "x?", "--glossary", str(tmp_path / "nope.json")]) == 2
     assert "cannot read the glossary" in capsys.readouterr().err
 
-    import ragbook.embedder
+    import ragbook.retrieval.embedder
 
     def missing():
         raise ImportError("the MiniLM encoder needs onnxruntime and tokenizers")
 
-    monkeypatch.setattr(ragbook.embedder, "load_minilm", missing)
+    monkeypatch.setattr(ragbook.retrieval.embedder, "load_minilm", missing)
     assert main(["ask", "Where is the dock?", "--documents", str(notes)]) == 2
     assert "--retriever bm25 --reader lexical" in capsys.readouterr().err
 
@@ -373,8 +373,8 @@ ORBITS = [
 
 
 def test_model_quote_reader_quotes_what_the_model_said():
-    from ragbook.generators import ScriptedGenerator
-    from ragbook.readers import ModelQuoteReader
+    from ragbook.generation.generators import ScriptedGenerator
+    from ragbook.generation.readers import ModelQuoteReader
 
     prompt = build_prompt("How long is a year on Mercury?", ORBITS)
     model = ScriptedGenerator(["A Mercury year is about 87.969 days long [1]."])
@@ -391,8 +391,8 @@ def test_model_quote_reader_quotes_what_the_model_said():
 
 
 def test_model_quote_reader_refuses_with_the_model_and_forwards_its_budget():
-    from ragbook.generators import ScriptedGenerator
-    from ragbook.readers import ModelQuoteReader
+    from ragbook.generation.generators import ScriptedGenerator
+    from ragbook.generation.readers import ModelQuoteReader
 
     prompt = build_prompt("What is the mass of the lander?", ORBITS)
     reader = ModelQuoteReader(ScriptedGenerator(["The sources do not contain it."]))
@@ -414,8 +414,8 @@ def test_model_quote_reader_refuses_with_the_model_and_forwards_its_budget():
 
 # ---- two readers, the second when the first refuses (FallbackReader) -------------
 def test_fallback_reader_asks_the_second_only_after_a_refusal():
-    from ragbook.generators import ScriptedGenerator
-    from ragbook.readers import FallbackReader
+    from ragbook.generation.generators import ScriptedGenerator
+    from ragbook.generation.readers import FallbackReader
 
     prompt = build_prompt("How long is a year on Mercury?", ORBITS)
     second = ScriptedGenerator(["It takes 87.969 Earth days [1].", "unused"])
@@ -433,8 +433,8 @@ def test_fallback_reader_asks_the_second_only_after_a_refusal():
 
 
 def test_fallback_reader_keeps_the_first_readers_window_and_rejects_non_readers():
-    from ragbook.generators import ScriptedGenerator
-    from ragbook.readers import FallbackReader
+    from ragbook.generation.generators import ScriptedGenerator
+    from ragbook.generation.readers import FallbackReader
 
     class Windowed(ScriptedGenerator):
         def budget(self):
@@ -465,8 +465,8 @@ class _Windowed(ScriptedGenerator):
 
 # ---- an answer about another subject is refused (SubjectCheck) --------------------
 def test_subject_check_refuses_an_answer_about_another_subject():
-    from ragbook.generators import ScriptedGenerator
-    from ragbook.readers import SubjectCheck
+    from ragbook.generation.generators import ScriptedGenerator
+    from ragbook.generation.reader_checks import SubjectCheck
 
     titles = ["Mercury", "Venus", "Moon"]
     asked = build_prompt("How long is a year on Venus?", ORBITS)
@@ -497,8 +497,8 @@ def test_subject_check_refuses_an_answer_about_another_subject():
 
 
 def test_subject_check_rejects_bad_subjects_and_keeps_the_window():
-    from ragbook.generators import ScriptedGenerator
-    from ragbook.readers import SubjectCheck
+    from ragbook.generation.generators import ScriptedGenerator
+    from ragbook.generation.reader_checks import SubjectCheck
 
     with pytest.raises(ValueError, match="non-empty list"):
         SubjectCheck(ScriptedGenerator(["x"]), [])
@@ -512,8 +512,8 @@ def test_subject_check_rejects_bad_subjects_and_keeps_the_window():
 
 # ---- an answer far from the question is refused (RelevanceCheck) ------------------
 def test_relevance_check_refuses_an_answer_far_from_the_question():
-    from ragbook.generators import ScriptedGenerator
-    from ragbook.readers import RelevanceCheck
+    from ragbook.generation.generators import ScriptedGenerator
+    from ragbook.generation.reader_checks import RelevanceCheck
 
     prompt = build_prompt(QUESTION, SOURCES)
     judge = SemanticExtractiveGenerator(hand_encoder(QUESTION), abstain_below=0.65)
@@ -543,8 +543,8 @@ def test_relevance_check_refuses_an_answer_far_from_the_question():
 
 
 def test_relevance_check_rejects_bad_arguments_and_keeps_the_window():
-    from ragbook.generators import ScriptedGenerator
-    from ragbook.readers import RelevanceCheck
+    from ragbook.generation.generators import ScriptedGenerator
+    from ragbook.generation.reader_checks import RelevanceCheck
 
     judge = SemanticExtractiveGenerator(hand_encoder(QUESTION))
     with pytest.raises(TypeError, match="reader must be callable"):
@@ -571,8 +571,8 @@ class _Judge:
 
 
 def test_model_check_asks_about_the_labelled_sentence_and_refuses_below_zero():
-    from ragbook.generators import ScriptedGenerator
-    from ragbook.readers import ModelCheck
+    from ragbook.generation.generators import ScriptedGenerator
+    from ragbook.generation.reader_checks import ModelCheck
 
     prompt = build_prompt(QUESTION, SOURCES)
     judge = _Judge(
@@ -613,8 +613,8 @@ def test_model_check_asks_about_the_labelled_sentence_and_refuses_below_zero():
 
 
 def test_model_check_rejects_bad_arguments_and_keeps_the_window():
-    from ragbook.generators import ScriptedGenerator
-    from ragbook.readers import ModelCheck
+    from ragbook.generation.generators import ScriptedGenerator
+    from ragbook.generation.reader_checks import ModelCheck
 
     judge = _Judge({})
     with pytest.raises(TypeError, match="reader must be callable"):

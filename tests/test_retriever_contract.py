@@ -1,5 +1,5 @@
-"""The retriever contract (ragbook/retrieval.py), the same cases over every retriever of
-the book.
+"""The retriever contract (ragbook/retrieval/contract.py), the same cases over every
+retriever of the book.
 
 Each retriever must return hits best first with ranks 1..n, at most k of them (all
 candidates when k is larger than the collection), equal scores in chunk-id order,
@@ -17,15 +17,15 @@ import itertools
 import numpy as np
 import pytest
 
-from ragbook.bm25 import BM25
-from ragbook.chunking import Chunk
-from ragbook.dense import DenseRetriever
-from ragbook.fusion import HybridRetriever, RerankedRetriever
-from ragbook.lsa import LSA
-from ragbook.orgdocs import load_org_corpus
-from ragbook.store import DocumentStore
-from ragbook.retrieval import Hit, Retriever
-from ragbook.tfidf import TfIdf
+from ragbook.retrieval.bm25 import BM25
+from ragbook.indexing.chunking import Chunk
+from ragbook.retrieval.dense import DenseRetriever
+from ragbook.retrieval.fusion import HybridRetriever, RerankedRetriever
+from ragbook.retrieval.lsa import LSA
+from ragbook.corpus.orgdocs import load_org_corpus
+from ragbook.system.store import DocumentStore
+from ragbook.retrieval.contract import Hit, Retriever
+from ragbook.retrieval.tfidf import TfIdf
 
 TEXTS = [
     "Mars has two small moons, Phobos and Deimos.",
@@ -48,7 +48,7 @@ QUERIES = [
 
 @functools.lru_cache(maxsize=1)
 def _minilm():
-    from ragbook.embedder import load_minilm
+    from ragbook.retrieval.embedder import load_minilm
 
     return DenseRetriever(load_minilm(), TEXTS)
 
@@ -72,7 +72,7 @@ def _postgres(pg_cluster):
 
 
 def _postgres_store(exact):
-    from ragbook.pgstore import PostgresStore
+    from ragbook.postgres.store import PostgresStore
 
     chunks = [Chunk(i, f"doc{i}", 0, 0, len(t), t) for i, t in enumerate(TEXTS)]
     schema = "contract_exact" if exact else "contract_hnsw"

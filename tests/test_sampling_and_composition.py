@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy.special import softmax as scipy_softmax
 
-from ragbook.composition import end_to_end_accuracy, recall_needed
-from ragbook.sampling import softmax, zero_temperature_limit
+from ragbook.evaluation.composition import end_to_end_accuracy, recall_needed
+from ragbook.generation.sampling import softmax, zero_temperature_limit
 
 
 def test_seed_003_temperature_example():
@@ -76,7 +76,7 @@ def test_recall_needed_inverts_the_composition():
 
 
 def test_top_p_keeps_the_smallest_nucleus_by_hand():
-    from ragbook.sampling import top_p
+    from ragbook.generation.sampling import top_p
 
     probs = [4 / 7, 2 / 7, 1 / 7]
     # 4/7 < 0.8 <= 6/7: the two most probable tokens, renormalised to 2/3 and 1/3

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ragbook.retrieval import Hit
-from ragbook.bm25 import BM25, lucene_idf, rsj_idf
-from ragbook.chunking import sentence_chunks
-from ragbook.documents import load_corpus
-from ragbook.index import InvertedIndex
-from ragbook.labels import load_questions
-from ragbook.ranking import top_k
-from ragbook.text import Analyzer, analyze
-from ragbook.tfidf import TfIdf
+from ragbook.retrieval.contract import Hit
+from ragbook.retrieval.bm25 import BM25, lucene_idf, rsj_idf
+from ragbook.indexing.chunking import sentence_chunks
+from ragbook.corpus.documents import load_corpus
+from ragbook.indexing.index import InvertedIndex
+from ragbook.corpus.labels import load_questions
+from ragbook.retrieval.ranking import top_k
+from ragbook.indexing.text import Analyzer, analyze
+from ragbook.retrieval.tfidf import TfIdf
 
 MARS = [
     "Mars has two small moons, Phobos and Deimos.",

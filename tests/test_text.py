@@ -1,11 +1,11 @@
-"""Unit and property tests of the analyzer, ragbook.text."""
+"""Unit and property tests of the analyzer, ragbook.indexing.text."""
 
 import re
 import unicodedata
 
 from hypothesis import given, settings, strategies as st
 
-from ragbook.text import (
+from ragbook.indexing.text import (
     STOPWORDS,
     analyze,
     contains_phrase,

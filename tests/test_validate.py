@@ -242,10 +242,10 @@ def test_non_empty_corpus_and_document_frequencies():
 
 
 def test_the_old_per_module_checks_are_gone():
-    import ragbook.metrics
-    import ragbook.ranking
-    import ragbook.vectors
+    import ragbook.evaluation.metrics
+    import ragbook.retrieval.ranking
+    import ragbook.retrieval.vectors
 
-    assert not hasattr(ragbook.ranking, "check_k")
-    assert not hasattr(ragbook.metrics, "_check_k")
-    assert not hasattr(ragbook.vectors, "_at_least_one")
+    assert not hasattr(ragbook.retrieval.ranking, "check_k")
+    assert not hasattr(ragbook.evaluation.metrics, "_check_k")
+    assert not hasattr(ragbook.retrieval.vectors, "_at_least_one")

@@ -1,5 +1,5 @@
-"""The compiled loops of vector search (ragbook.vector_kernels), each against an
-independent computation: math.fsum for scores, Python's sorted for top lists, NumPy's
+"""The compiled loops of vector search (ragbook.retrieval.vector_kernels), each against
+an independent computation: math.fsum for scores, Python's sorted for top lists, NumPy's
 norm for unit rows, a brute-force ranking for the inverted-file scan."""
 
 import math
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from ragbook.vector_kernels import (
+from ragbook.retrieval.vector_kernels import (
     block_scores,
     dot,
     proposals,
@@ -17,8 +17,8 @@ from ragbook.vector_kernels import (
     select_rows,
     unit_rows_into,
 )
-from ragbook.ivf import IVFIndex
-from ragbook.vectors import _slack
+from ragbook.retrieval.ivf import IVFIndex
+from ragbook.retrieval.vectors import dot_slack
 
 
 def exact_score(q, v):
@@ -56,7 +56,7 @@ def test_proposals_are_within_the_slack_of_the_exact_scores():
         out = np.empty(300 - 20, np.float32)
         proposals(q, x, 20, 300, out)
         exact = np.array([float(exact_score(q, v)) for v in x[20:]])
-        assert np.abs(out - exact).max() <= _slack(r) / 2
+        assert np.abs(out - exact).max() <= dot_slack(r) / 2
 
 
 @pytest.mark.parametrize("k", [1, 3, 10])
@@ -87,7 +87,7 @@ def test_select_rows_recovers_the_exact_top_k_from_perturbed_proposals():
     x[200:210] = x[100]  # ten copies: ties that only the id can break
     q = unit32(rng, m, r)
     q[0] = x[100]
-    slack = _slack(r)
+    slack = dot_slack(r)
     # proposals off by up to a third of the slack either way
     noise = rng.uniform(-slack / 3, slack / 3, size=(m, n))
     proposed = (q.astype(np.float64) @ x.T.astype(np.float64) + noise).astype(
@@ -140,7 +140,7 @@ def test_ivf_scan_of_every_list_is_the_brute_force_ranking(scan):
         ivf.offsets,
         ivf.order,
         12,
-        _slack(24),
+        dot_slack(24),
         ids,
         scores,
         cost,
@@ -166,7 +166,7 @@ def test_ivf_scan_probes_the_nearest_lists_and_pads_short_results():
         ivf.offsets,
         ivf.order,
         2,
-        _slack(8),
+        dot_slack(8),
         ids,
         scores,
         cost,
@@ -200,7 +200,7 @@ def test_the_parallel_scan_matches_the_serial_one_to_the_bit():
             ivf.offsets,
             ivf.order,
             5,
-            _slack(32),
+            dot_slack(32),
             ids,
             scores,
             cost,

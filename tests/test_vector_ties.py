@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ragbook.ivf import IVFIndex
-from ragbook.vectors import ExactIndex
+from ragbook.retrieval.ivf import IVFIndex
+from ragbook.retrieval.vectors import ExactIndex
 
 
 def expected_ids(

@@ -12,23 +12,28 @@ import re
 import numpy as np
 import pytest
 
-from ragbook.bm25 import BM25, lucene_idf, rsj_idf
-from ragbook.fusion import reciprocal_rank_fusion
-from ragbook.generators import ScriptedGenerator
-from ragbook.readers import ExtractiveGenerator
-from ragbook.index import InvertedIndex
-from ragbook.metrics import dcg_at_k, ndcg_at_k, recall_at_k, reciprocal_rank
-from ragbook.prompts import INSTRUCTION, build_prompt, count_tokens
-from ragbook.rag_models import (
+from ragbook.retrieval.bm25 import BM25, lucene_idf, rsj_idf
+from ragbook.retrieval.fusion import reciprocal_rank_fusion
+from ragbook.generation.generators import ScriptedGenerator
+from ragbook.generation.readers import ExtractiveGenerator
+from ragbook.indexing.index import InvertedIndex
+from ragbook.evaluation.measures import (
+    dcg_at_k,
+    ndcg_at_k,
+    recall_at_k,
+    reciprocal_rank,
+)
+from ragbook.generation.prompts import INSTRUCTION, build_prompt, count_tokens
+from ragbook.generation.rag_models import (
     rag_sequence_likelihood,
     rag_token_likelihood,
     retrieval_distribution,
     sequence_weights,
 )
-from ragbook.text import analyze
-from ragbook.tfidf import TfIdf
-from ragbook.vectors import ExactIndex, cosine
-from ragbook.verification import check_answer, is_grounded
+from ragbook.indexing.text import analyze
+from ragbook.retrieval.tfidf import TfIdf
+from ragbook.retrieval.vectors import ExactIndex, cosine
+from ragbook.generation.verification import check_answer, is_grounded
 
 CHUNKS = [
     "Mars has two small moons, Phobos and Deimos.",

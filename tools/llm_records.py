@@ -14,9 +14,10 @@ usage:
         difference; exits 1 when the share identical or near-tied is below --minimum.
         The sample is spread over every record file: the records with the smallest keys
         (SHA-256 of model and request, so a fixed choice that favours no chapter).
-        --structured-sample structured replies (ragbook.cited: a reply under a grammar
-        and its token probabilities) are regenerated too and count in the share: the
-        same text and the same probabilities, or every probability within NEAR_TIE.
+        --structured-sample structured replies (ragbook.generation.cited: a reply under
+        a grammar and its token probabilities) are regenerated too and count in the
+        share: the same text and the same probabilities, or every probability within
+        NEAR_TIE.
     python tools/llm_records.py regenerate
         Delete every record file, then re-execute every chapter that uses the model
         (tools/make_notebook.sh), which computes each request live and records it.
@@ -83,7 +84,7 @@ def model_for(models: dict, name: str, request: dict) -> llm.LocalModel:
 
 def check_structured(sample: int, models: dict) -> tuple[int, int, int]:
     """Regenerate ``sample`` recorded structured replies (kind "structured": a reply
-    under a grammar and its token probabilities; ragbook.cited) and compare.
+    under a grammar and its token probabilities; ragbook.generation.cited) and compare.
     Identical: the same text and the same probabilities. Near: the same text, every
     probability within NEAR_TIE of the recorded one (the last bits of a float sum
     differ across CPU types). A text that differs counts against the share: a grammar

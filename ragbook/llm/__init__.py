@@ -28,10 +28,18 @@ it.
 :class:`LocalModel` loads the file with llama.cpp (``llama-cpp-python``) only when a
 request is not in the records, so a chapter replays in a fresh environment without the
 runtime or the model. Requests go through the model's own chat template (read from the
-GGUF header), decoded greedily (temperature 0) with a fixed seed and thread count.
+GGUF header), decoded greedily (temperature 0) with a fixed seed and thread count. The
+class is composed of three parts, each a module: :mod:`ragbook.llm.loading` (the
+runtime loaded on first use, the chat template, the tokens, the cache),
+:mod:`ragbook.llm.decoding` (greedy completions, streamed, and structured replies under
+a grammar) and :mod:`ragbook.llm.scoring` (token counts, the log-probabilities of a
+given reply, relevance as logit(Yes) - logit(No)); :mod:`ragbook.llm.model` keeps the
+class, the records every request goes through, and :meth:`LocalModel.chat`.
 :class:`LLMGenerator` turns the book's prompt (chapter 10's instruction, the delimited
 sources, the question) into chat messages, counts it in the model's tokens, and refuses
 a prompt that does not fit the context window instead of cutting it.
+:mod:`ragbook.llm.server` serves a model over the chat-completions protocol (the
+appendix "Serving the model").
 """
 
 from .files import (

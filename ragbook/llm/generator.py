@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import validate
-from ..prompts import Prompt, chat_messages
+from ..generation.prompts import Prompt, chat_messages
 from .model import Generation, LocalModel
 
 
@@ -15,8 +15,9 @@ class LLMGenerator:
     answer out.
 
     ``count`` measures a prompt text in the model's tokens, chat template included, for
-    :func:`ragbook.prompts.pack_prompt`; a prompt that does not fit ``n_ctx`` with
-    ``max_tokens`` reserved raises :class:`ContextOverflow` rather than being cut.
+    :func:`ragbook.generation.prompts.pack_prompt`; a prompt that does not fit
+    ``n_ctx`` with ``max_tokens`` reserved raises :class:`ContextOverflow` rather than
+    being cut.
 
     ``examples``, (prompt, answer) pairs, are worked examples: each goes before the
     question as an earlier user turn (the prompt's sources and question) and the

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Mapping
 
-from .files import DEFAULT_MODEL, ModelError, _atomic_write, _known
+from .files import DEFAULT_MODEL, ModelError, known_model, write_atomically
 
 
 class RecordMissing(LookupError):
@@ -127,14 +127,17 @@ class Records:
             json.dumps(self._entries[k], sort_keys=True, ensure_ascii=False)
             for k in sorted(self._entries)
         ]
-        _atomic_write(self.path, ("\n".join(lines) + "\n").encode("utf-8"))
+        write_atomically(self.path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def book_records(model: str = DEFAULT_MODEL) -> Records:
     """The records the book's chapters replay for a known model
     (``ragbook/data/generations/``)."""
     return Records(
-        Path(__file__).parent.parent / "data" / "generations" / f"{_known(model)}.jsonl"
+        Path(__file__).parent.parent
+        / "data"
+        / "generations"
+        / f"{known_model(model)}.jsonl"
     )
 
 

@@ -1,0 +1,136 @@
+"""``ragbook ask`` and ``ragbook chat``: a question answered with citations, or a
+conversation of them (chapter 14), and how an answer and its checks are printed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ..corpus.documents import load_corpus, read_folder
+from .options import build_pipeline, describe_setup
+
+__all__ = ["ask", "chat", "print_checks", "print_cited"]
+
+
+def print_checks(result, out, indent: str = "") -> None:
+    if result.abstained:
+        print(f"{indent}checks: the generator abstained; nothing to check", file=out)
+        return
+    for check in result.checks:
+        verdict = "supported" if check.supported else "NOT supported"
+        details = [
+            f"cites {list(check.cited) or 'nothing'}",
+            f"support {check.support:.2f}",
+        ]
+        if check.missing_sources:
+            details.append(f"missing sources {list(check.missing_sources)}")
+        if check.unsupported_numbers:
+            details.append(
+                f"numbers not in its sources {list(check.unsupported_numbers)}"
+            )
+        print(f"{indent}checks: {verdict} ({', '.join(details)})", file=out)
+
+
+def print_cited(reading, out) -> None:
+    """The cited reader's answer: after the words it streamed, their citations, or
+    the refusal and why, or the evidence sentence quoted when the words failed the
+    checks; then each evidence sentence under its id."""
+    if reading.reply is not None and not reading.refused and reading.quoted:
+        print(" (words the checks cannot verify; the evidence, quoted:)", file=out)
+        print(reading.answer, file=out)
+    elif reading.reply is not None and not reading.refused:
+        print(reading.answer[len(reading.words.rstrip(".")) :], file=out)
+    elif reading.reply is not None:
+        print(f"\n{reading.answer} (refused: {reading.why})", file=out)
+    else:
+        print(f"{reading.answer} (refused: {reading.why})", file=out)
+    if not reading.refused:
+        for sentence in reading.evidence:
+            print(f"  [{sentence.id}] {sentence.text}", file=out)
+    if reading.scores is not None:
+        # a score that was not computed (the lift, without the closed-book pass) is
+        # -inf: left out rather than printed
+        shown = ", ".join(
+            f"{k} {v:.2f}" for k, v in reading.scores.items() if v > float("-inf")
+        )
+        print(f"  scores: {shown}", file=out)
+
+
+def chat(args, out) -> int:
+    """One question per line of standard input; the last three
+    exchanges are kept, an elliptical follow-up ("What about Saturn?") is rewritten
+    into a standalone question, and the llm reader also reads the exchanges. Ends at
+    the end of input, or on a line "quit" or "exit"."""
+    from ..generation.generators import Conversation
+
+    documents = read_folder(args.documents) if args.documents else load_corpus()
+    pipeline = build_pipeline(args)
+    pipeline.index(documents)
+    conversation = Conversation([d.title for d in documents], size=3)
+    interactive = sys.stdin.isatty()
+    print(
+        f"{len(documents)} documents, {describe_setup(args)}; one question per line, "
+        "end of input to stop",
+        file=out,
+    )
+    while True:
+        if interactive:
+            out.write("> ")
+            out.flush()
+        line = sys.stdin.readline()
+        if not line or line.strip().lower() in ("quit", "exit"):  # "" at the end
+            return 0
+        question = line.strip()
+        if not question:
+            continue
+        asked = conversation.rewrite(question)
+        if asked != question:
+            print(f"(asked as: {asked})", file=out)
+        history = list(conversation.history) if args.reader == "llm" else []
+        result = pipeline.answer(asked, history=history)
+        print(result.answer, file=out)
+        for r in result.retrieved:
+            print(f"  [{r.rank}] {r.source}", file=out)
+        print_checks(result, out, indent="  ")
+        conversation.add(asked, result.answer)
+
+
+def ask(args, out) -> int:
+    documents = read_folder(args.documents) if args.documents else load_corpus()
+    pipeline = build_pipeline(args)
+    started = time.perf_counter()
+    n = pipeline.index(documents)
+    indexed = time.perf_counter()
+    streaming = args.reader in ("llm", "cited")
+    if streaming:  # the answer as the model writes it
+        pipeline._generate.on_text = lambda piece: (out.write(piece), out.flush())
+    result = pipeline.answer(args.question)
+    answered = time.perf_counter()
+    if args.reader == "cited":
+        print_cited(pipeline._generate.last, out)
+    else:
+        print("" if streaming else result.answer, file=out)
+    print(
+        f"\n{len(documents)} documents, {n} chunks, {describe_setup(args)}, "
+        f"top {args.k}; indexed in {indexed - started:.2f} s, "
+        f"answered in {answered - indexed:.2f} s",
+        file=out,
+    )
+    for r in result.retrieved:
+        print(
+            f"  [{r.rank}] score {r.score:.4f}  {r.source}  (chunk {r.chunk.id})",
+            file=out,
+        )
+    print_checks(result, out)
+    if args.reader == "llm":
+        made = pipeline._generate.last
+        print(
+            f"model {pipeline._generate.model.name}: prompt {made.prompt_tokens} "
+            f"tokens, answer {made.completion_tokens} tokens; first token after "
+            f"{made.seconds_to_first_token:.2f} s, answer in {made.seconds:.2f} s",
+            file=out,
+        )
+    if args.show_prompt:
+        print("\n--- prompt ---\n" + result.prompt.text, file=out)
+    return 0

@@ -1,0 +1,385 @@
+"""A reader that writes cited answers: structured output, sentence ids as citations,
+and abstention read from the model's probabilities (chapters 11 and 14).
+
+The prompt numbers every sentence of every source: ``[2.3]`` is the third sentence of
+source 2. The model's reply is constrained by a grammar (llama.cpp's GBNF) to two
+lines::
+
+    Answer: 224.7 Earth days
+    Evidence: [2.1]
+
+The answer is a few words on one line, with no brackets and no end of sentence, and the
+evidence line may name only sentence ids of the prompt. The reader renders the reply
+as ``224.7 Earth days [2].``: the answer is one claim, every citation names a source
+that holds a sentence the model chose, so a citation is valid by construction, and the
+evidence is a real sentence of the prompt, which the reader keeps in ``last``.
+
+Whether to answer is read from the model's probabilities, not from its words: the
+probability that the answer starts with "none", the mean log-probability of the
+answer's tokens, or how much the sources raised that probability over the question
+alone (:func:`scores`). The threshold is a number to calibrate on dev questions
+(chapter 14), not a phrase to look for in the reply. Before answering, the reader also
+refuses an answer holding a number that no sentence it may cite holds (the number
+check of the grounding checks).
+
+A grammar checks the form, not the content: a well-formed answer can cite the right
+sentence and misstate it, or cite a sentence that does not hold the answer.
+
+The prompt, the grammar and the reading of the reply are in
+:mod:`~ragbook.generation.cited_prompt`; the checks on the answer's words in
+:mod:`~ragbook.generation.cited_checks`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from .. import validate
+from .cited_checks import (
+    anchor,
+    missing_names,
+    says_not_stated,
+    supported,
+    unsupported_numbers,
+)
+from .cited_prompt import (
+    ANSWER_ENDS,
+    CITED_INSTRUCTION,
+    CLOSED_INSTRUCTION,
+    NONE,
+    OPENING,
+    Sentence,
+    cited_messages,
+    evidence_grammar,
+    numbered_sentences,
+    parse_reply,
+    quote,
+    render_answer,
+)
+from .generators import ABSTAIN
+from .prompts import Prompt
+
+__all__ = [
+    "SCORES",
+    "REFUSE_BY",
+    "REFUSE_BELOW",
+    "scores",
+    "CitedAnswer",
+    "CitedReader",
+    "AnswerStream",
+]
+
+SCORES = ("none", "confidence", "lift")
+# the reader's default score and threshold: chapter 14's choice on dev, where no
+# threshold on any score raised the share correct and grounded; the model refuses by
+# answering "none", the likeliest first token when it is
+REFUSE_BY = "none"
+REFUSE_BELOW = None
+
+
+@dataclass(frozen=True)
+class CitedAnswer:
+    """What the reader made of one prompt: the rendered ``answer``; whether it
+    ``refused`` and ``why`` (``""`` when it answered); the model's own ``words`` and the
+    ``evidence`` sentences it chose; the raw ``reply`` (None when nothing was asked);
+    and the three scores of :func:`scores` (None when nothing was asked); ``moved``
+    when the evidence is not the sentences the model named but the one that says
+    more of what the answer says (:func:`~ragbook.generation.cited_checks.anchor`);
+    ``quoted`` when the answer is its evidence sentence, because the model's words did
+    not pass the checks (:func:`~ragbook.generation.cited_checks.supported`)."""
+
+    answer: str
+    refused: bool
+    why: str
+    words: str
+    evidence: tuple[Sentence, ...]
+    reply: str | None
+    scores: dict | None
+    moved: bool = False
+    quoted: bool = False
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("-inf")
+
+
+def scores(result: dict) -> dict:
+    """The three ways of reading a structured reply's probabilities as willingness to
+    answer (higher: more willing), from the result of
+    :meth:`~ragbook.llm.LocalModel.structured_reply`:
+
+    - ``none``: log(1 - p) - log(p), p the probability that the answer's first token
+      is the refusal's (" none"): the log-odds against refusing;
+    - ``confidence``: the mean log-probability of the answer's tokens, as the model
+      wrote them with the evidence;
+    - ``lift``: that mean less the mean log-probability of the same tokens without the
+      evidence (the question alone): how much the sources raised the answer.
+    """
+    p = math.exp(result["refusal_logprob"])
+    none = math.log1p(-p) - math.log(p) if 0 < p < 1 else math.inf * (1 - 2 * p)
+    open_book = [v for _, v in result["answer"]]
+    closed = [v for _, v in result["closed"] or []]
+    confidence = _mean(open_book)
+    lift = confidence - _mean(closed) if closed else float("-inf")
+    return {"none": none, "confidence": confidence, "lift": lift}
+
+
+class CitedReader:
+    """A reader (a prompt in, an answer out) that asks a language model for a short
+    answer and the ids of its evidence sentences under a grammar, and decides whether
+    to answer from the model's probabilities (see the module's description).
+
+    ``model`` is a :class:`~ragbook.llm.LocalModel` (anything with its
+    ``structured_reply``). The reader refuses when:
+
+    - no sentence can be cited (no sources, or none about the question's subject);
+    - the score named by ``refuse_by`` (:func:`scores`: ``none``, ``confidence`` or
+      ``lift``) is below ``refuse_below`` (None: no threshold);
+    - the model's words are "none";
+    - with ``check_numbers``, a number of the answer is in no sentence it may cite
+      (the grounding checks' number check, applied before answering);
+    - with ``check_names``, a name of the question
+      (:func:`~ragbook.generation.cited_checks.missing_names`: Titan, Galle; the
+      ``subjects`` excepted) is in none of the sources its evidence comes from, label
+      or text;
+    - with ``verify``, the model, asked in a prompt of its own whether the first
+      evidence sentence answers the question, finds No likelier than Yes
+      (:meth:`verdict`; the score is then in ``last.scores["verdict"]``).
+
+    With ``quote_unsupported`` (the default), an answer whose words do not pass the
+    grounding checks (:mod:`ragbook.generation.verification`) against the sources it
+    cites (:func:`~ragbook.generation.cited_checks.supported`: a claim's terms found
+    in them, its numbers held) is given as its first evidence sentence, quoted and
+    cited (:func:`~ragbook.generation.cited_prompt.quote`): what cannot be checked in
+    the model's words is said in the source's.
+
+    With ``closed_book`` (the default), the same request also reads the answer's
+    probability without the sources, for the ``lift`` score; without it the lift is
+    -inf and the request is shorter.
+
+    When the sentences the model named say less of its answer than another sentence
+    it may cite, that sentence is the evidence
+    (:func:`~ragbook.generation.cited_checks.anchor`).
+
+    ``subjects`` (the articles' titles, say): when the question names some, the grammar
+    lets the model cite only sentences of sources whose label names one of them.
+    ``ranker`` (a :class:`~ragbook.generation.readers.SemanticExtractiveGenerator`):
+    the model reads only the ``keep`` sentences it ranks best, which shortens the
+    prompt.
+
+    ``last`` is the last :class:`CitedAnswer`; ``on_text``, when set, receives the
+    answer's words as they are generated. The reader has no token budget of its own:
+    a prompt longer than the model's context window is refused with
+    :class:`~ragbook.llm.ContextOverflow`, never cut.
+    """
+
+    def __init__(
+        self,
+        model,
+        refuse_by: str = REFUSE_BY,
+        refuse_below: float | None = REFUSE_BELOW,
+        max_tokens: int = 64,
+        check_numbers: bool = True,
+        subjects=None,
+        ranker=None,
+        keep: int = 6,
+        instruction: str = CITED_INSTRUCTION,
+        verify: bool = False,
+        closed_book: bool = True,
+        quote_unsupported: bool = True,
+        check_names: bool = True,
+    ):
+        if not callable(getattr(model, "structured_reply", None)):
+            raise TypeError(
+                "model must have a structured_reply method (a "
+                f"ragbook.llm.LocalModel), got {model!r}"
+            )
+        if refuse_by not in SCORES:
+            raise ValueError(
+                f"refuse_by must be one of {', '.join(SCORES)}, got {refuse_by!r}"
+            )
+        if ranker is not None and not callable(getattr(ranker, "score", None)):
+            raise TypeError(
+                "ranker must score a prompt's sentences (score(prompt), best first, "
+                f"as the semantic reader does), got {ranker!r}"
+            )
+        self.model = model
+        self.refuse_by = refuse_by
+        self.refuse_below = (
+            None
+            if refuse_below is None
+            else validate.real(refuse_below, "refuse_below")
+        )
+        self.max_tokens = validate.k(max_tokens, "max_tokens")
+        self.check_numbers = validate.flag(check_numbers, "check_numbers")
+        self.subjects = None
+        if subjects is not None:
+            from .reader_checks import SubjectCheck
+
+            # the whole-word, case-blind matching of the subject check
+            self.subjects = SubjectCheck(lambda prompt: "", subjects)
+        self.ranker = ranker
+        self.keep = validate.k(keep, "keep")
+        self.instruction = validate.text(instruction, "instruction")
+        self.verify = validate.flag(verify, "verify")
+        self.closed_book = validate.flag(closed_book, "closed_book")
+        self.quote_unsupported = validate.flag(quote_unsupported, "quote_unsupported")
+        self.check_names = validate.flag(check_names, "check_names")
+        if refuse_by == "lift" and not self.closed_book:
+            raise ValueError(
+                "refuse_by='lift' needs closed_book=True: the lift compares the "
+                "answer's probability with and without the sources"
+            )
+        if self.verify and not callable(getattr(model, "relevance", None)):
+            raise TypeError(
+                "verify needs a model with a relevance(question, passage) method (a "
+                f"ragbook.llm.LocalModel), got {model!r}"
+            )
+        self.last: CitedAnswer | None = None
+        self.on_text: Callable[[str], None] | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"CitedReader({self.model!r}, refuse_by={self.refuse_by!r}, "
+            f"refuse_below={self.refuse_below})"
+        )
+
+    def shown(self, prompt: Prompt) -> list[Sentence]:
+        """The sentences the model reads: every sentence of the sources, or, with a
+        ``ranker``, the ``keep`` it ranks best, in the order of the sources."""
+        sentences = numbered_sentences(prompt)
+        if self.ranker is None:
+            return sentences
+        best = self.ranker.score(prompt)[: self.keep]
+        chosen = {(s.source, s.sentence) for s in best}
+        return [s for s in sentences if (s.source, s.text) in chosen]
+
+    def citable(self, prompt: Prompt, shown: list[Sentence]) -> list[Sentence]:
+        """The shown sentences the grammar lets the model cite: all of them, or, with
+        ``subjects`` and a question that names some, those of the sources whose label
+        names one of the same subjects."""
+        if self.subjects is None:
+            return shown
+        wanted = self.subjects.named(prompt.question)
+        if not wanted:
+            return shown
+        about = {
+            source.number
+            for source in prompt.sources
+            if wanted & self.subjects.named(source.label)
+        }
+        return [s for s in shown if s.source in about]
+
+    def ask(self, prompt: Prompt, shown: list[Sentence], citable: list[Sentence]):
+        """The model's structured reply to ``prompt`` (see
+        :meth:`~ragbook.llm.LocalModel.structured_reply`)."""
+        closed = (
+            [
+                {"role": "system", "content": CLOSED_INSTRUCTION},
+                {"role": "user", "content": f"Question: {prompt.question}"},
+            ]
+            if self.closed_book
+            else None
+        )
+        return self.model.structured_reply(
+            cited_messages(prompt, self.instruction, shown),
+            OPENING,
+            NONE,
+            evidence_grammar([s.id for s in citable]),
+            self.max_tokens,
+            closed=closed,
+            answer_ends=ANSWER_ENDS,
+            on_text=AnswerStream(self.on_text) if self.on_text else None,
+        )
+
+    def read(self, prompt: Prompt) -> CitedAnswer:
+        """The whole reading of ``prompt``: the reply, its scores, and the answer or
+        the reason for refusing."""
+        shown = self.shown(prompt)
+        citable = self.citable(prompt, shown)
+        if not citable:
+            self.last = CitedAnswer(
+                ABSTAIN, True, "nothing to cite", "", (), None, None
+            )
+            return self.last
+        result = self.ask(prompt, shown, citable)
+        reply, score = result["text"], scores(result)
+        if result["finish_reason"] == "length":
+            # the grammar's bounds keep a reply within max_tokens; a reply cut short
+            # all the same has no evidence line to read
+            self.last = CitedAnswer(
+                ABSTAIN, True, "reply cut at max_tokens", "", (), reply, score
+            )
+            return self.last
+        words, evidence = parse_reply(reply, citable)
+        why, moved = "", False
+        if self.refuse_below is not None and score[self.refuse_by] < self.refuse_below:
+            why = f"{self.refuse_by} below {self.refuse_below}"
+        elif words.strip(" .").lower() in ("", "none") or says_not_stated(words):
+            why = "the model said none"
+        elif self.check_numbers and not any(
+            not unsupported_numbers(words, [s]) for s in citable
+        ):
+            why = "a number in no sentence it may cite"
+        else:
+            anchored = anchor(words, evidence, citable, self.check_numbers)
+            moved = anchored != evidence
+            evidence = anchored
+            # the subjects (the articles' titles) are checked by what may be cited;
+            # a comparison of two needs only one of them in each source
+            exempt = self.subjects.subjects if self.subjects else ()
+            if self.check_names and missing_names(prompt, evidence, exempt):
+                why = "a name of the question in none of its sources"
+        verdict = None
+        if self.verify and not why:
+            verdict = self.verdict(prompt, evidence[0])
+            if verdict < 0:
+                why = "the model says its evidence does not answer"
+        answer = ABSTAIN if why else render_answer(words, evidence)
+        quoted = False
+        if not why and self.quote_unsupported and not supported(answer, prompt):
+            answer, quoted = quote(evidence[0]), True
+        if verdict is not None:
+            score = {**score, "verdict": verdict}
+        self.last = CitedAnswer(
+            answer, bool(why), why, words, tuple(evidence), reply, score, moved, quoted
+        )
+        return self.last
+
+    def verdict(self, prompt: Prompt, sentence: Sentence) -> float:
+        """logit(Yes) - logit(No) of the model asked, in a prompt of its own, whether
+        the evidence sentence, under its source's label, answers the question (the
+        relevance judgement of chapter 14's model check)."""
+        label = prompt.sources[sentence.source - 1].label
+        return float(self.model.relevance(prompt.question, f"{label}: {sentence.text}"))
+
+    def __call__(self, prompt: Prompt) -> str:
+        return self.read(prompt).answer
+
+
+class AnswerStream:
+    """Passes on only the answer's words of a reply as it is generated: what comes
+    before ``Evidence:``, less the full stop that may end the answer (the rendered
+    answer puts its citations before the full stop)."""
+
+    def __init__(self, out: Callable[[str], None]):
+        self.out, self.seen, self.sent, self.done = out, "", 0, False
+
+    def __call__(self, piece: str) -> None:
+        if self.done:
+            return
+        self.seen += piece
+        at = self.seen.find("\n")
+        if at >= 0:
+            self.done = True
+            words = self.seen[:at].rstrip().removesuffix(".")
+        else:
+            words = self.seen.rstrip(".")  # a full stop held back until more comes
+        text = words[self.sent :]
+        if self.sent == 0:
+            text = text.lstrip()
+        if text:
+            self.out(text)
+        self.sent = max(self.sent, len(words))

@@ -1,0 +1,122 @@
+"""The checks the cited reader (:mod:`ragbook.generation.cited`) runs on its model's
+answer.
+
+Each takes the answer's words, or the rendered answer, and the sentences or sources it
+rests on:
+
+- :func:`unsupported_numbers`: the answer's numbers that no evidence sentence holds;
+- :func:`says_not_stated`: words that say the sources do not state the answer, where
+  the grammar asked for "none";
+- :func:`missing_names`: names of the question that no source of the evidence holds;
+- :func:`overlap` and :func:`anchor`: how much of the answer a sentence says, and the
+  sentence that says most of it, when the model named a worse one;
+- :func:`supported`: whether the rendered answer passes the grounding checks
+  (:mod:`ragbook.generation.verification`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .cited_prompt import Sentence
+from .generators import is_refusal
+from .prompts import Prompt
+from ..indexing.text import analyze
+from .verification import check_answer
+
+__all__ = [
+    "unsupported_numbers",
+    "says_not_stated",
+    "missing_names",
+    "overlap",
+    "anchor",
+    "supported",
+]
+
+
+def supported(answer: str, prompt: Prompt) -> bool:
+    """Whether every claim of a rendered ``answer`` passes the grounding checks
+    (:func:`ragbook.generation.verification.check_answer`) against the sources of
+    ``prompt``."""
+    checks = check_answer(answer, [source.text for source in prompt.sources])
+    return bool(checks) and all(check.supported for check in checks)
+
+
+# a name: a capitalised word that does not open the question ("Titan", "Galle")
+_NAME = re.compile(r"(?<!^)\b[A-Z][a-z]+")
+
+
+def missing_names(
+    prompt: Prompt, evidence: list[Sentence], exempt: tuple[str, ...] = ()
+) -> list[str]:
+    """The names of the question (capitalised words but its first, less those in
+    ``exempt``) that no source of the evidence holds, in its label or its text: an
+    answer about Saturn to a question about Titan."""
+    held = " ".join(
+        f"{prompt.sources[n - 1].label} {prompt.sources[n - 1].text}"
+        for n in dict.fromkeys(s.source for s in evidence)
+    )
+    names = dict.fromkeys(n for n in _NAME.findall(prompt.question) if n not in exempt)
+    return [name for name in names if not re.search(rf"\b{name}", held)]
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# a refusal in words where the grammar asked for "none": "is not directly stated in
+# the sources", "not mentioned", "the sources do not say"
+_NOT_STATED = re.compile(
+    r"\bnot\b(?:\s+\w+){0,2}?\s+(?:stated|mentioned|given|provided|specified)\b", re.I
+)
+
+
+def says_not_stated(words: str) -> bool:
+    """True when the answer's words say that the sources do not state the answer
+    (:func:`~ragbook.generation.generators.is_refusal`, or "... is not stated ...")."""
+    return is_refusal(words) or _NOT_STATED.search(words) is not None
+
+
+_SPELLED = {
+    word: str(value)
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_WORD = re.compile(r"\b(" + "|".join(_SPELLED) + r")\b", re.I)
+
+
+def unsupported_numbers(words: str, evidence: list[Sentence]) -> list[str]:
+    """The numbers of the answer's words that none of its evidence sentences holds
+    (``4,333`` and ``4333`` count as the same number, and a sentence's ``two`` holds
+    2: numbers up to twenty spelled out)."""
+    held = {n.replace(",", "") for s in evidence for n in _NUMBER.findall(s.text)}
+    held |= {_SPELLED[w.lower()] for s in evidence for w in _WORD.findall(s.text)}
+    return [n for n in _NUMBER.findall(words) if n.replace(",", "") not in held]
+
+
+def overlap(words: str, sentence: Sentence) -> float:
+    """The share of the answer's analysed terms
+    (:func:`~ragbook.indexing.text.analyze`) that the sentence holds."""
+    terms = analyze(words)
+    held = set(analyze(sentence.text))
+    return sum(t in held for t in terms) / len(terms) if terms else 0.0
+
+
+def anchor(
+    words: str, named: list[Sentence], citable: list[Sentence], numbers: bool = True
+) -> list[Sentence]:
+    """The evidence of an answer: the sentences the model named, unless a sentence it
+    may cite says more of what the answer says; then that sentence.
+
+    A sentence ranks by whether it holds every number of the answer (with
+    ``numbers``), then by :func:`overlap`. The named sentences keep their place when
+    the best of them ranks as high as any; a small model's ids often miss the
+    sentence its words come from, and its words are the better pointer."""
+
+    def rank(sentence: Sentence) -> tuple:
+        holds = not numbers or not unsupported_numbers(words, [sentence])
+        return (holds, overlap(words, sentence))
+
+    best = max(citable, key=rank)  # the first among equals
+    if named and max(rank(s) for s in named) >= rank(best):
+        return list(named)
+    return [best]
