@@ -156,35 +156,53 @@ DOCUMENTED_KEYS = {
 }
 
 # The figures of pruned search that sparse.py writes since BM25.search prunes by
-# MaxScore: every results file it writes now has them (tests/test_benchmark_quick.py
-# checks a --quick run), and a sparse.json measured before lacks them.
-SPARSE_PRUNING_KEYS = [
-    "quick",
-    "beir.effectiveness.systems.ragbook_bm25s_tokens_exhaustive.ndcg_at_10",
-    "beir.effectiveness.pruned_minus_exhaustive_ndcg_at_10",
-    "beir.effectiveness.pruned_runs_identical_to_exhaustive.top_10",
-    "beir.effectiveness.pruned_runs_identical_to_exhaustive.top_1000",
-    "beir.speed.ragbook_search_breakdown_us_per_query.*.search_exhaustive",
-] + [
-    f"{section}.{key}"
-    for section in ("beir.speed", "synthetic.sizes.*")
-    for key in (
-        "systems.ragbook_exhaustive.queries_per_s_k10",
-        "systems.ragbook_exhaustive.queries_per_s_k1000",
-        "systems.bm25s_numba.queries_per_s_k10",
-        "systems.bm25s_numba.queries_per_s_k1000",
-        "ratios.ragbook/ragbook_exhaustive.queries_per_s_k10",
-        "ratios.ragbook/bm25s_numba.queries_per_s_k10",
-        "postings_read.k10.pruned",
-        "postings_read.k10.exhaustive",
-        "postings_read.k10.share",
-        "postings_read.k1000.pruned",
-        "postings_read.k1000.exhaustive",
-        "postings_read.k1000.share",
-        "identical_hits.k10",
-        "identical_hits.k1000",
-    )
-]
+# MaxScore, and of the batch search since BM25.search_batch: every results file it
+# writes now has them (tests/test_benchmark_quick.py checks a --quick run), and a
+# sparse.json measured before lacks them.
+SPARSE_PRUNING_KEYS = (
+    [
+        "quick",
+        "beir.effectiveness.systems.ragbook_bm25s_tokens_exhaustive.ndcg_at_10",
+        "beir.effectiveness.pruned_minus_exhaustive_ndcg_at_10",
+        "beir.effectiveness.pruned_runs_identical_to_exhaustive.top_10",
+        "beir.effectiveness.pruned_runs_identical_to_exhaustive.top_1000",
+        "beir.speed.ragbook_search_breakdown_us_per_query.*.search_exhaustive",
+    ]
+    + [
+        f"{section}.{key}"
+        for section in ("beir.speed", "synthetic.sizes.*")
+        for key in (
+            "systems.ragbook_exhaustive.queries_per_s_k10",
+            "systems.ragbook_exhaustive.queries_per_s_k1000",
+            "systems.bm25s_numba.queries_per_s_k10",
+            "systems.bm25s_numba.queries_per_s_k1000",
+            "ratios.ragbook/ragbook_exhaustive.queries_per_s_k10",
+            "ratios.ragbook/bm25s_numba.queries_per_s_k10",
+            "postings_read.k10.pruned",
+            "postings_read.k10.exhaustive",
+            "postings_read.k10.share",
+            "postings_read.k1000.pruned",
+            "postings_read.k1000.exhaustive",
+            "postings_read.k1000.share",
+            "identical_hits.k10",
+            "identical_hits.k1000",
+            # since the batch search (BM25.search_batch, the index's choice per query)
+            "systems.ragbook_maxscore.queries_per_s_k10",
+            "systems.ragbook_maxscore.queries_per_s_k1000",
+            "ratios.ragbook/ragbook_maxscore.queries_per_s_k10",
+            "ratios.ragbook/bm25s_numba.queries_per_s_k1000",
+            "default_chose_maxscore.k10.maxscore",
+            "default_chose_maxscore.k1000.maxscore",
+            "default_chose_maxscore.k10.queries",
+            "ragbook_threads",
+            "bm25s_numba_threads",
+        )
+    ]
+    + [
+        "beir.speed.ragbook_search_breakdown_us_per_query.*.search_batch",
+        "beir.speed.ragbook_search_breakdown_us_per_query.*.search_batch_exhaustive",
+    ]
+)
 
 
 def load_results(folder: str = RESULTS_DIR) -> dict[str, dict]:
@@ -339,9 +357,13 @@ def render_sparse(data: dict) -> list[str]:
     ]
     lines += markdown_table(["system", "nDCG@10", "R@100", "RR@10"], rows)
     lines.append(
-        "Speed and memory, the same tokens for every library (queries/s: one "
-        "query at a time, "
-        "single-threaded; memory from tracemalloc):"
+        "Speed and memory, the same tokens for every library (queries/s: "
+        + (
+            "every query in one batch call"
+            if "ragbook_threads" in data["beir"]["speed"]
+            else "one query at a time, single-threaded"
+        )
+        + "; memory from tracemalloc):"
     )
     lines.append("")
     rows = []

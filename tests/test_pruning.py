@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ragbook.retrieval.bm25 import BM25, rsj_idf
-from ragbook.retrieval.pruning import maxscore_steps, slack
+from ragbook.retrieval.pruning import maxscore_steps, prune_pays, slack
 
 VOCABULARY = list("abcdefgh")  # few terms, so that many chunks tie
 
@@ -125,15 +125,18 @@ def test_pruned_top_k_is_bm25s_top_k(data, chunks, terms, k1, b):
         assert expected[left_out].max() <= hits[-1].score * (1 + 1e-5) + 1e-6
 
 
-def test_pruning_must_be_true_or_false():
+def test_pruning_must_be_true_false_or_none():
     model = BM25.from_tokens([["a", "b"], ["b", "c"]])
-    with pytest.raises(TypeError, match="pruning must be True or False"):
-        model.search("b", 1, pruning="no")
+    for bad in ("no", 1, 0.0):
+        with pytest.raises(TypeError, match="pruning must be True, False or None"):
+            model.search("b", 1, pruning=bad)
+        with pytest.raises(TypeError, match="pruning must be True, False or None"):
+            model.search_batch(["b"], 1, pruning=bad)
 
 
 def test_bad_k_and_allowed_are_refused_with_pruning_as_without():
     model = BM25.from_tokens([["a", "b"], ["b", "c"]])
-    for pruning in (True, False):
+    for pruning in (True, False, None):
         with pytest.raises(ValueError, match="k"):
             model.search(["b"], 0, pruning=pruning)
         with pytest.raises(ValueError, match="outside the collection"):
@@ -200,3 +203,117 @@ def test_term_offsets_are_int32_and_count_each_term_s_chunks():
     postings, terms = sum(frequencies), len(by_id)
     # doc ids (int32) and weights (float32) per posting; offsets and bounds per term
     assert bm25.nbytes == 4 * postings + 4 * postings + 4 * (terms + 1) + 4 * terms
+
+
+# ---- the batch: one compiled call, each query by MaxScore or by every posting -------
+def by_hand(model, terms, k, allowed):
+    """The exhaustive top k, ranked here: every chunk's float32 score from
+    BM25.scores (checked against bm25s above), ordered by score descending, then id,
+    among the allowed chunks."""
+    scores = model.scores(terms)
+    pool = range(model.n_chunks) if allowed is None else sorted(set(allowed))
+    ranked = sorted(pool, key=lambda d: (-float(scores[d]), d))[:k]
+    return np.array(ranked, dtype=np.int64), scores[ranked].astype(np.float32)
+
+
+def assert_batch_is_by_hand(model, queries, k, allowed, pruning):
+    ids, scores = model.search_batch(queries, k, allowed, pruning)
+    pool = model.n_chunks if allowed is None else len(set(allowed))
+    assert ids.shape == scores.shape == (len(queries), min(k, pool))
+    assert ids.dtype == np.int64 and scores.dtype == np.float32
+    for row, terms in enumerate(queries):
+        expected_ids, expected_scores = by_hand(model, terms, k, allowed)
+        assert np.array_equal(ids[row], expected_ids), (terms, k, allowed)
+        # to the bit: the same float32 sums, in the same order
+        assert np.array_equal(
+            scores[row].view(np.uint32), expected_scores.view(np.uint32)
+        )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    chunks=corpus,
+    queries=st.lists(query, min_size=1, max_size=8),
+    params=parameters,
+)
+def test_the_batch_is_the_exhaustive_top_k_to_the_bit(data, chunks, queries, params):
+    model = BM25.from_tokens(chunks, **params)
+    k = data.draw(st.integers(1, len(chunks) + 3), label="k")
+    allowed = data.draw(allowed_subsets(len(chunks)), label="allowed")
+    for pruning in (None, True, False):
+        assert_batch_is_by_hand(model, queries, k, allowed, pruning)
+    # one query at a time, the same rows
+    ids, scores = model.search_batch(queries, k, allowed)
+    for row, terms in enumerate(queries):
+        one = model.search_arrays(terms, k, allowed)
+        assert np.array_equal(one[0], ids[row]) and np.array_equal(one[1], scores[row])
+
+
+@settings(max_examples=50, deadline=None)
+@given(data=st.data(), chunks=corpus, queries=st.lists(query, min_size=1, max_size=5))
+def test_the_batch_ranks_negative_weights_as_exhaustive_scoring(data, chunks, queries):
+    # rsj_idf is negative for a term in more than half the chunks: those queries are
+    # ranked outside the compiled loop, the others inside, in one batch
+    model = BM25.from_tokens(chunks, idf=rsj_idf)
+    k = data.draw(st.integers(1, len(chunks) + 1), label="k")
+    allowed = data.draw(allowed_subsets(len(chunks)), label="allowed")
+    assert_batch_is_by_hand(model, queries, k, allowed, None)
+
+
+def test_the_batch_on_ties_long_batches_and_edge_cases():
+    # twenty copies of three chunks: every score ties nineteen times; 70 queries are
+    # cut into parts for the threads
+    chunks = [["a", "b"], ["b", "c", "c"], ["d"]] * 20
+    model = BM25.from_tokens(chunks)
+    queries = [["a"], ["b", "c"], ["c", "b", "zz"], ["zz"], ["d", "a", "b"]] * 14
+    for k in (1, 5, 19, 20, 21, 59, 60, 61, 1000):
+        for allowed in (None, [], [59, 3, 3, 0], list(range(0, 60, 7))):
+            for pruning in (None, True, False):
+                assert_batch_is_by_hand(model, queries, k, allowed, pruning)
+    ids, scores = model.search_batch([], 5)
+    assert ids.shape == scores.shape == (0, 5)
+    # a query without a known term: every chunk at 0, in id order
+    ids, scores = model.search_batch([["zz"]], 3)
+    assert ids.tolist() == [[0, 1, 2]] and scores.tolist() == [[0.0, 0.0, 0.0]]
+
+
+def test_bounds_beyond_float32_leave_the_compiled_loop_with_the_same_hits():
+    # with b = 0 and one occurrence in a chunk of one term, a contribution is the idf
+    # (f (k1 + 1) / (f + k1) = 1): two of 2e38 add up beyond float32's largest number
+    # (3.4e38), so the bounds cannot be compared; no chunk holds both terms, so every
+    # score is finite
+    def huge(n, N):
+        return np.full(np.shape(n), 2e38)
+
+    model = BM25.from_tokens([["a"], ["b"], ["c"]], idf=huge, b=0.0)
+    assert model.upper_bounds[:2].astype(np.float64).sum() > np.finfo(np.float32).max
+    for pruning in (None, True, False):
+        assert_batch_is_by_hand(model, [["a", "b"], ["c"]], 2, None, pruning)
+
+
+def test_bad_batches_are_refused_with_what_is_allowed():
+    model = BM25.from_tokens([["a", "b"], ["b", "c"]])
+    for bad in ("a b", ["a"][0], None, 3):
+        with pytest.raises(TypeError, match="queries must be a sequence"):
+            model.search_batch(bad)
+    with pytest.raises(ValueError, match="query is empty: it must be a non-empty str"):
+        model.search_batch([["a"], []])
+    with pytest.raises(TypeError, match="query must be a non-empty str"):
+        model.search_batch([["a"], 7])
+    with pytest.raises(ValueError, match="k must be a whole number of at least 1"):
+        model.search_batch([["a"]], 0)
+    with pytest.raises(ValueError, match="outside the collection"):
+        model.search_batch([["a"]], 1, allowed=[2])
+
+
+def test_the_automatic_choice_by_hand():
+    # MaxScore is chosen only where the longest postings list is long (8,192), k a
+    # small share of it (1/256), and there are other lists to skip in
+    assert prune_pays(10, 9000, 8192)
+    assert prune_pays(32, 9000, 8192) and not prune_pays(33, 9000, 8192)
+    assert not prune_pays(10, 9000, 8191)  # too short: scanning it is cheaper
+    assert not prune_pays(10, 8192, 8192)  # one list: nothing to skip
+    model = BM25.from_tokens([["a", "b"]] * 9000 + [["c"]])
+    assert model.prunes(["a", "c"], 10) and not model.prunes(["a", "c"], 1000)
+    assert not model.prunes(["c", "zz"], 10) and not model.prunes(["zz"], 10)

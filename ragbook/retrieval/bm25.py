@@ -17,20 +17,42 @@ every score alike and so changes no ranking; scores here are theirs times k1 + 1
 
 from __future__ import annotations
 
+import threading
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from .. import validate
 from ..indexing.index import InvertedIndex
-from .pruning import maxscore
+from .pruning import prune_pays, slack, top_k_batch
 from .ranking import allowed_positions, top_k_arrays
+from .threads import in_parts
 from .contract import Hit, as_hits
 from ..indexing.text import analyze
 
 __all__ = ["BM25", "lucene_idf", "rsj_idf"]
 
-_NO_FILTER = np.zeros(0, dtype=np.uint8)  # maxscore's "every chunk is allowed"
+# top_k_batch's "every chunk is allowed", and its modes (the last: "leave the row")
+_NO_FILTER = np.zeros(0, dtype=np.uint8)
+_NO_CANDIDATES = np.zeros(0, dtype=np.int64)
+_AUTOMATIC, _MAXSCORE, _EVERY, _LEFT_OUT = 0, 1, 2, 3
+# the fewest queries a thread takes: fewer wait longer for the thread than they save
+SHARED_BATCH = 16
+_LOCAL = threading.local()
+
+
+def _scratch(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """This thread's scratch arrays for a collection of n chunks (scores, zero between
+    calls, and ids), made on first use and kept for the last few sizes."""
+    kept = _LOCAL.__dict__.setdefault("scratch", {})
+    if n not in kept:
+        while len(kept) >= 4:
+            kept.pop(next(iter(kept)))
+        kept[n] = (
+            np.zeros(n, dtype=np.float32),
+            np.zeros(n + 1, dtype=np.int32),  # one more: written before counted
+        )
+    return kept[n]
 
 
 def lucene_idf(n: np.ndarray | int, N: int) -> np.ndarray:
@@ -53,9 +75,10 @@ class BM25:
     Every posting's contribution idf * f (k1 + 1) / (f + K) is computed once, at
     construction, and stored as float32 beside the postings; a query adds up the slices
     of its terms. Each term's largest contribution, its upper bound, is kept too:
-    :meth:`search` uses the bounds to skip chunks that cannot enter the top k
+    :meth:`search` can use the bounds to skip chunks that cannot enter the top k
     (MaxScore, :mod:`ragbook.retrieval.pruning`), with the same hits as scoring every
-    posting.
+    posting; by default it does where that is expected to be faster (:meth:`prunes`).
+    :meth:`search_batch` ranks many queries in one compiled call and returns arrays.
     """
 
     def __init__(
@@ -167,17 +190,18 @@ class BM25:
         query: str | Sequence[str],
         k: int = 10,
         allowed: Iterable[int] | None = None,
-        pruning: bool = True,
+        pruning: bool | None = None,
     ) -> list[Hit]:
         """The top k chunks as hits, ties by chunk id; ``allowed`` filters before
         ranking (see :mod:`ragbook.retrieval.contract`).
 
-        With ``pruning`` (the default) the chunks that cannot enter the top k are
-        skipped (MaxScore, :mod:`ragbook.retrieval.pruning`); ``pruning=False`` scores
-        every posting of every query term, then selects. Both give the same hits, to the
-        bit. Pruning pays for a small k; when k is near the number of chunks that
-        match, it reads almost every posting and its bookkeeping per chunk costs
-        more than scoring them all."""
+        ``pruning=True`` skips the chunks that cannot enter the top k (MaxScore,
+        :mod:`ragbook.retrieval.pruning`); ``pruning=False`` scores every posting of
+        every query term, then selects. Both give the same hits, to the bit. Pruning
+        pays for a small k; when k is near the number of chunks that match, it reads
+        almost every posting and its bookkeeping per chunk costs more than scoring
+        them all. By default (``None``) the index chooses for each query from k and
+        its terms' postings (:func:`~ragbook.retrieval.pruning.prune_pays`)."""
         ids, values = self.search_arrays(query, k, allowed, pruning)
         return as_hits(zip(ids.tolist(), values.tolist()))
 
@@ -186,14 +210,133 @@ class BM25:
         query: str | Sequence[str],
         k: int = 10,
         allowed: Iterable[int] | None = None,
-        pruning: bool = True,
+        pruning: bool | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`search` as two arrays (chunk ids, scores), for callers that rank many
-        queries."""
-        pruning = validate.flag(pruning, "pruning")
-        if not pruning:
-            return top_k_arrays(self.scores(query), k, allowed)
-        return self._maxscore(query, k, allowed)[:2]
+        """:meth:`search` as two arrays (chunk ids, scores)."""
+        ids, values = self.search_batch([query], k, allowed, pruning)
+        return ids[0], values[0]
+
+    def search_batch(
+        self,
+        queries: Sequence[str | Sequence[str]],
+        k: int = 10,
+        allowed: Iterable[int] | None = None,
+        pruning: bool | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The top k of each query of a batch as two arrays, (chunk ids, int64; scores,
+        float32), one row per query: row i holds what ``search(queries[i], k,
+        allowed, pruning)`` returns, as arrays. Every row has min(k, candidates)
+        entries; ``allowed`` applies to every query.
+
+        The batch is ranked in one compiled call (:func:`~ragbook.retrieval.pruning.
+        top_k_batch`), cut into parts that the CPU's threads take side by side when
+        it is long enough. Queries whose terms have a contribution that is not
+        positive are ranked here, by :meth:`scores`."""
+        if isinstance(queries, str) or not isinstance(queries, Sequence):
+            raise TypeError(
+                "queries must be a sequence (list or tuple) of queries, each a str or "
+                f"a list of terms, got {type(queries).__name__}; for one query use "
+                "search"
+            )
+        k = validate.k(k)
+        if pruning is not None and not isinstance(pruning, (bool, np.bool_)):
+            raise TypeError(
+                "pruning must be True, False or None (the index chooses), got "
+                f"{pruning!r}"
+            )
+        mode = _AUTOMATIC if pruning is None else _MAXSCORE if pruning else _EVERY
+        term_lists = [self.term_ids(q) for q in queries]
+        candidates = (
+            None if allowed is None else allowed_positions(self.n_chunks, allowed)
+        )
+        size = min(k, self.n_chunks if candidates is None else candidates.size)
+        m = len(term_lists)
+        keys = np.empty((m, size), dtype=np.uint64)
+        read = np.full(m, -1, dtype=np.int64)
+        if m and size:
+            self._rank(term_lists, mode, candidates, keys, read)
+        # a key is (~score bits << 32) | id: sorted, best first and ties by id
+        keys.sort(axis=1)
+        ids = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        values = (np.uint64(0xFFFFFFFF) - (keys >> np.uint64(32))).astype(np.uint32)
+        values = values.view(np.float32)
+        for q in np.flatnonzero(read < 0).tolist():
+            ids[q], values[q] = top_k_arrays(self._scores(term_lists[q]), k, candidates)
+        return ids, values
+
+    def _rank(self, term_lists, mode, candidates, keys, read):
+        """Rank the batch by :func:`top_k_batch`, in parts on the CPU's threads; rows
+        whose terms have a contribution that is not positive are left at read -1."""
+        m = len(term_lists)
+        starts = np.zeros(m + 1, dtype=np.int64)
+        starts[1:] = np.cumsum([len(t) for t in term_lists])
+        terms = np.fromiter(
+            (t for ts in term_lists for t in ts), dtype=np.int64, count=starts[-1]
+        )
+        modes = np.full(m, mode, dtype=np.uint8)
+        if not self._all_positive:
+            for q, ts in enumerate(term_lists):
+                if not self._positive(ts):
+                    modes[q] = _LEFT_OUT
+        if candidates is None:
+            filters = (_NO_FILTER, _NO_CANDIDATES)
+        else:
+            flags = np.zeros(self.n_chunks, dtype=np.uint8)
+            flags[candidates] = 1
+            filters = (flags, candidates.astype(np.int64))
+        index = (self.doc_ids, self.weights, self.indptr, self.upper_bounds)
+
+        def work(first: int, last: int) -> None:
+            scratch = _scratch(self.n_chunks)
+            top_k_batch(
+                index,
+                terms,
+                starts,
+                modes,
+                filters,
+                first,
+                last,
+                scratch,
+                keys,
+                read,
+            )
+
+        in_parts(work, m, SHARED_BATCH)
+
+    def _scores(self, terms: list[int]) -> np.ndarray:
+        """:meth:`scores` for term ids."""
+        scores = np.zeros(self.n_chunks, dtype=np.float32)
+        for i in terms:
+            start, end = self.indptr[i], self.indptr[i + 1]
+            scores[self.doc_ids[start:end]] += self.weights[start:end]
+        return scores
+
+    def prunes(
+        self,
+        query: str | Sequence[str],
+        k: int = 10,
+        allowed: Iterable[int] | None = None,
+    ) -> bool:
+        """Whether the default search (``pruning=None``) ranks ``query`` by MaxScore
+        rather than by scoring every posting: :func:`~ragbook.retrieval.pruning.
+        prune_pays` on k (at most the candidates) and its terms' postings, where
+        every contribution of theirs is positive and their bounds add up within
+        float32."""
+        terms = self.term_ids(query)
+        size = min(
+            validate.k(k),
+            self.n_chunks
+            if allowed is None
+            else allowed_positions(self.n_chunks, allowed).size,
+        )
+        lengths = [int(self.indptr[i + 1] - self.indptr[i]) for i in terms]
+        bound = float(np.sum(self.upper_bounds[terms], dtype=np.float64))
+        return (
+            bool(terms)
+            and self._positive(terms)
+            and bound * slack(len(terms)) <= np.finfo(np.float32).max
+            and prune_pays(size, sum(lengths), max(lengths))
+        )
 
     def postings_read(
         self,
@@ -202,70 +345,29 @@ class BM25:
         allowed: Iterable[int] | None = None,
     ) -> tuple[int, int]:
         """(postings MaxScore reads for the top k, postings exhaustive scoring reads):
-        the second is the sum of the query terms' document frequencies."""
-        exhaustive = sum(
-            int(self.indptr[i + 1] - self.indptr[i]) for i in self.term_ids(query)
-        )
-        return self._maxscore(query, k, allowed)[2], exhaustive
-
-    def _positive(self, starts: np.ndarray, ends: np.ndarray) -> bool:
-        """Whether every contribution in the given postings is positive."""
-        return all(np.all(self.weights[a:b] > 0) for a, b in zip(starts, ends))
-
-    def _maxscore(self, query, k, allowed):
-        """(ids, scores, postings read) of the top k by MaxScore, or by exhaustive
-        scoring (every posting read) where the bounds do not hold: a query term with
-        a contribution that is not positive and finite, or a sum of bounds beyond
-        float32."""
-        terms = np.array(self.term_ids(query), dtype=np.int64)
-        k = validate.k(k)
+        the second is the sum of the query terms' document frequencies. Where the
+        bounds do not hold (a contribution that is not positive) MaxScore is not
+        used, and the first is the second."""
+        terms = self.term_ids(query)
+        exhaustive = sum(int(self.indptr[i + 1] - self.indptr[i]) for i in terms)
         candidates = (
             None if allowed is None else allowed_positions(self.n_chunks, allowed)
         )
-        size = min(k, self.n_chunks)
-        ids = np.empty(size, dtype=np.int64)
-        values = np.empty(size, dtype=np.float32)
-        found = -1
-        if terms.size and (
-            self._all_positive
-            or self._positive(self.indptr[terms], self.indptr[terms + 1])
-        ):
-            if candidates is None:
-                flags = _NO_FILTER
-            else:
-                flags = np.zeros(self.n_chunks, dtype=np.uint8)
-                flags[candidates] = 1
-            found, read = maxscore(
-                self.doc_ids,
-                self.weights,
-                self.indptr,
-                self.upper_bounds,
-                terms,
-                self.n_chunks,
-                flags,
-                size,
-                ids,
-                values,
-            )
-        if found < 0:
-            ids, values = top_k_arrays(self.scores(query), k, candidates)
-            read = (self.indptr[terms + 1] - self.indptr[terms]).sum()
-            return ids, values, int(read)
-        if found < size:
-            # every matching chunk is in; chunks without a query term follow, score 0,
-            # in id order
-            matched = np.sort(ids[:found])
-            pool = (
-                np.arange(min(self.n_chunks, size))
-                if candidates is None
-                else candidates[:size]
-            )
-            zeros = np.setdiff1d(pool, matched, assume_unique=True)[: size - found]
-            ids = np.concatenate([ids[:found], zeros])
-            values = np.concatenate(
-                [values[:found], np.zeros(zeros.size, dtype=np.float32)]
-            )
-        return ids, values, int(read)
+        size = min(
+            validate.k(k), self.n_chunks if candidates is None else candidates.size
+        )
+        if size == 0:
+            return 0, exhaustive
+        read = np.full(1, -1, dtype=np.int64)
+        keys = np.empty((1, size), dtype=np.uint64)
+        self._rank([terms], _MAXSCORE, candidates, keys, read)
+        return (exhaustive if read[0] < 0 else int(read[0])), exhaustive
+
+    def _positive(self, terms: list[int]) -> bool:
+        """Whether every contribution of the given terms' postings is positive."""
+        return self._all_positive or all(
+            np.all(self.weights[self.indptr[i] : self.indptr[i + 1]] > 0) for i in terms
+        )
 
     def explain(self, query: str | Sequence[str], chunk_id: int) -> dict[str, float]:
         """Each query term's contribution to one chunk's score (0 for terms the chunk

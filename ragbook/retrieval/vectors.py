@@ -10,17 +10,15 @@ retrievers: score descending, ties by id ascending.
 from __future__ import annotations
 
 import contextlib
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
-import numba
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from .. import validate
 from .ranking import allowed_positions
+from .threads import in_parts, parts
 from .vector_kernels import select_rows, unit_rows_into
 
 __all__ = [
@@ -177,36 +175,6 @@ def dot_slack(dimension: int) -> float:
 # wait longer for the threads than they save
 SHARED_BATCH = 32
 
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-
-
-def _parts(m: int) -> int:
-    """How many runs :func:`_in_parts` cuts m rows into."""
-    return max(1, min(numba.get_num_threads(), m // SHARED_BATCH))
-
-
-def _in_parts(work: Callable[[int, int], None], m: int) -> None:
-    """Call ``work(a, b)`` on consecutive runs of the rows 0 to m - 1, one run per CPU
-    thread (at least ``SHARED_BATCH`` rows each), all at once: the calling thread
-    takes the first run and a pool of threads the others.
-
-    The runs proceed side by side only because ``work`` spends its time where Python's
-    lock is released (NumPy's matrix product, the compiled loops). The pool is made on
-    first use, and again in a process forked after it (whose copy has no threads).
-    """
-    parts = _parts(m)
-    bounds = [m * part // parts for part in range(parts + 1)]
-    futures = []
-    if parts > 1:
-        pool = _POOLS.get(os.getpid())
-        if pool is None:
-            pool = ThreadPoolExecutor(numba.get_num_threads() - 1, "ragbook-search")
-            _POOLS[os.getpid()] = pool
-        futures = [pool.submit(work, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
-    work(bounds[0], bounds[1])
-    for future in futures:
-        future.result()
-
 
 def _top_rows(
     proposed: np.ndarray,
@@ -271,9 +239,9 @@ class ExactIndex:
 
         # the batch goes in parts, one per CPU thread, each product on one BLAS thread
         # (see one_blas_thread); a batch in one part may give a large product them all
-        large = _parts(m) == 1 and m * self.n >= 2**20
+        large = parts(m, SHARED_BATCH) == 1 and m * self.n >= 2**20
         with contextlib.nullcontext() if large else one_blas_thread():
-            _in_parts(rows, m)
+            in_parts(rows, m, SHARED_BATCH)
         return SearchResult(ids, best, np.full(m, self.n, dtype=np.int64))
 
     def search_one(
