@@ -9,6 +9,8 @@
   (:mod:`~ragbook.postgres.loading`), searching (:mod:`~ragbook.postgres.searching`)
   and administration (:mod:`~ragbook.postgres.admin`).
 - :mod:`~ragbook.postgres.shards`: one table split over several servers.
+- :mod:`~ragbook.postgres.faults`: a fault run: sessions ended at random and a restart
+  under load, then every document checked.
 
 The last layer before the tool: it may import any other.
 """

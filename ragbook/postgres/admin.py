@@ -6,7 +6,8 @@ its documents and chunks, and how many of each.
 :class:`AdminMixin` is that part of :class:`ragbook.postgres.store.PostgresStore`.
 The tables are those of :mod:`ragbook.postgres.tables`, the roles and policies
 those of :mod:`ragbook.postgres.roles`; an index build runs without the store's
-``timeout``, since it takes as long as it takes.
+``timeout``, since it takes as long as it takes. Each of them may run twice, so
+a connection lost while one ran makes it run again on a new one.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class AdminMixin:
             create_tables(cur, self.schema, self.dimension)
             create_roles(cur, self.schema)
 
-        self._run(work)
+        self._run(work, write=True)  # made where missing: it may run twice
         self._connect()  # the vector type exists now: register it
 
     def build_index(self) -> None:
@@ -55,11 +56,12 @@ class AdminMixin:
                 )
             )
 
-        self._run(work)
+        self._run(work, write=True)
 
     def drop_index(self) -> None:
         self._run(
-            lambda cur: cur.execute(self._sql("DROP INDEX IF EXISTS {s}.chunks_hnsw"))
+            lambda cur: cur.execute(self._sql("DROP INDEX IF EXISTS {s}.chunks_hnsw")),
+            write=True,
         )
 
     # -- what the store holds ---------------------------------------------

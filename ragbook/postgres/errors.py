@@ -7,10 +7,13 @@ tried.
 :class:`DatabaseUnavailable`, a connection that cannot be made or kept, is
 also a ``ConnectionError``, and :class:`QueryTimeout`, a statement cut at the
 store's ``timeout``, also a ``TimeoutError``, so code that knows nothing of
-PostgreSQL still catches them. :func:`check_dsn` refuses a connection string
-that does not parse, without ever showing a password, and :func:`check_schema`
-a schema name that could not go into SQL as it is; :func:`connect` turns a
-connection that cannot be made into :class:`DatabaseUnavailable`.
+PostgreSQL still catches them. Each says in its message what happened and, for
+a write, whether it may have committed; its ``may_have_committed`` says the same
+to a program (False: nothing was written). :func:`check_dsn` refuses a
+connection string that does not parse, without ever showing a password, and
+:func:`check_schema` a schema name that could not go into SQL as it is;
+:func:`connect` turns a connection that cannot be made into
+:class:`DatabaseUnavailable`.
 """
 
 from __future__ import annotations
@@ -32,13 +35,23 @@ _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,40}")
 
 
 class DatabaseError(RuntimeError):
-    """The database could not do what was asked; the message says why."""
+    """The database could not do what was asked; the message says why.
+
+    ``may_have_committed`` is True only for a write whose connection was
+    lost while it committed and whose outcome could not be checked: it
+    may be in the database or not, and reading it tells. False means that
+    nothing was written."""
+
+    def __init__(self, message: str = "", *, may_have_committed: bool = False):
+        super().__init__(message)
+        self.may_have_committed = bool(may_have_committed)
 
 
 class DatabaseUnavailable(DatabaseError, ConnectionError):
     """No connection: a wrong address, port, user or password, a server
-    that is down, or a connection that dropped and could not be made
-    again."""
+    that is down, or a connection that was lost and could not be made
+    again (or was lost again); the message says whether a write may have
+    committed."""
 
 
 class QueryTimeout(DatabaseError, TimeoutError):

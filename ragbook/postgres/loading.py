@@ -6,9 +6,11 @@ transaction.
 that writes. Every write runs through the store's ``_run`` with ``write=True`` and a
 check of whether it committed (:meth:`LoadingMixin._has`): a write that lost its
 connection runs again only if its first attempt did not commit, so nothing is
-written twice. A replacement deletes a document's old chunks and inserts the new
-ones in the same transaction, as the foreign key of :mod:`ragbook.postgres.tables`
-demands, so a reader sees the old version or the new one, never both.
+written twice; when it cannot run again, the store's error says whether it may
+have committed (:mod:`ragbook.postgres.errors`). A replacement deletes a
+document's old chunks and inserts the new ones in the same transaction, as the
+foreign key of :mod:`ragbook.postgres.tables` demands, so a reader sees the old
+version or the new one, never both.
 """
 
 from __future__ import annotations

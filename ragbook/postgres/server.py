@@ -8,7 +8,8 @@ in ``RAGBOOK_PG_BIN``: ``initdb`` into a fresh temporary folder,
 (SCRAM) authentication and no Unix socket. PostgreSQL refuses to run as
 root, so when the caller is root the server runs as an unprivileged user
 (``nobody``, or ``RAGBOOK_PG_USER``) that owns the folder; a laptop or
-Binder runs it as the caller. The cluster is stopped, and its folder
+Binder runs it as the caller. :meth:`LocalCluster.restart` stops the server
+and starts it again on the same port. The cluster is stopped, and its folder
 removed, by :meth:`LocalCluster.stop`, by leaving a ``with`` block, or at
 the latest when the Python process exits.
 
@@ -267,10 +268,10 @@ class LocalCluster:
         finally:
             password_file.unlink(missing_ok=True)
 
-    def _launch(self, attempts: int = 3) -> None:
+    def _launch(self, attempts: int = 3, port: int | None = None) -> None:
         log = self.folder / "server.log"
         for attempt in range(attempts):
-            self.port = free_port()
+            self.port = port or free_port()
             args = [
                 str(binaries() / "postgres"),
                 "-D",
@@ -311,6 +312,8 @@ class LocalCluster:
             self._reap()
             if "could not bind" not in text or attempt == attempts - 1:
                 raise ServerError("the PostgreSQL server did not start:\n" + text)
+            if port:
+                time.sleep(0.5)  # the same port: wait for it to be free
 
     def _wait_ready(self) -> bool:
         import psycopg
@@ -361,6 +364,17 @@ class LocalCluster:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+
+    def restart(self) -> "LocalCluster":
+        """Stop the server (fast shutdown: every session is ended) and start
+        it again on the same port, with the same data; a client reconnects
+        with the same ``dsn``."""
+        if not self.running:
+            raise ServerError("restart needs a running server")
+        port = self.port
+        self._reap()
+        self._launch(port=port)
+        return self
 
     def stop(self) -> None:
         """Stop the server (fast shutdown) and remove its folder; does

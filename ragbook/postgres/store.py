@@ -4,8 +4,11 @@ the database (chapter 15).
 
 :class:`PostgresStore` holds one connection and does the store's work
 through it, each piece in one transaction (``_run``): a read that lost its
-connection runs again on a new one, a write only if it did not commit.
-What it does is in modules of their own, one mixin class each:
+connection runs again on a new one, a write only if a check on a new one
+shows that it did not commit. Any other end of a lost connection is one of
+the store's errors, which says whether the write may have committed (the
+database appendix lists them). What it does is in modules of their own,
+one mixin class each:
 
 - :mod:`ragbook.postgres.loading`: a bulk load, and adding, replacing and
   deleting documents.
@@ -19,7 +22,7 @@ negative) through an HNSW index (``vector_ip_ops``), or exactly by a
 sequential scan. The score of a hit is the cosine, ties are broken by
 chunk id, and ``allowed`` restricts the candidates before ranking (the
 contract of :mod:`ragbook.retrieval.contract`). :func:`store_factory` makes the
-stores of :class:`~ragbook.system.pipeline.RAGPipeline`.
+stores of :class:`~ragbook.system.rag.RAGPipeline`.
 
 What the store stands on has modules of its own:
 
@@ -36,7 +39,9 @@ What the store stands on has modules of its own:
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -130,6 +135,7 @@ class PostgresStore(LoadingMixin, SearchingMixin, AdminMixin):
         self.timeout = validate.real(timeout, "timeout", above=0)
         self.chunker = chunker or _default_chunker
         self._conn = None
+        self._pid: int | None = None
         self._connect()
         self.dimension = self._run(lambda cur: stored_dimension(cur, schema))
         if self.dimension is None:
@@ -152,12 +158,19 @@ class PostgresStore(LoadingMixin, SearchingMixin, AdminMixin):
 
     # -- connections ------------------------------------------------------
     def _connect(self) -> None:
+        """A new connection, with the store's timeouts and the vector type;
+        :class:`DatabaseUnavailable` if it cannot be made or is lost while
+        it is set up."""
+        import psycopg
         from pgvector.psycopg import register_vector
 
         self.close()
-        conn = connect(self.dsn)
+        options = {}
+        if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(self.dsn):
+            options["connect_timeout"] = max(2, math.ceil(self.timeout))
+        conn = connect(self.dsn, **options)
         try:
-            with conn.transaction():
+            with _transaction(conn):
                 for name in ("statement_timeout", "lock_timeout"):
                     conn.execute(
                         "SELECT set_config(%s, %s, false)",
@@ -168,18 +181,23 @@ class PostgresStore(LoadingMixin, SearchingMixin, AdminMixin):
             ).fetchone():
                 register_vector(conn)
             conn.commit()
+        except psycopg.OperationalError as error:
+            _close_quietly(conn)
+            raise DatabaseUnavailable(
+                "the connection to PostgreSQL was lost while it was set up: "
+                + _one_line(error)
+            ) from None
         except BaseException:
-            conn.close()
+            _close_quietly(conn)
             raise
         self._conn = conn
+        self._pid = conn.info.backend_pid  # its server process, for _settle
 
     def close(self) -> None:
         """Close the connection (the data stays in the database)."""
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            finally:
-                self._conn = None
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            _close_quietly(conn)
 
     def __enter__(self) -> "PostgresStore":
         return self
@@ -195,45 +213,122 @@ class PostgresStore(LoadingMixin, SearchingMixin, AdminMixin):
     ):
         """``work(cursor)`` in one transaction. A read that loses its
         connection is run again once on a new one (reading twice is
-        harmless); a write is run again only if ``done(cursor)`` shows
-        that the first attempt did not commit, so nothing is written
-        twice (a write without ``done`` is one that may run twice, such
-        as TRUNCATE)."""
+        harmless); a write is run again only if ``done(cursor)``, run on a
+        new connection, shows that the first attempt did not commit, so
+        nothing is written twice (a write without ``done`` is one that may
+        run twice, such as TRUNCATE). Every other end is one of the store's
+        errors, whose message says whether the write may have committed:
+        only a connection lost during COMMIT leaves that open, and only
+        until ``done`` has run."""
+        what = "write" if write else "read"
+        try:
+            return self._attempt(work)
+        except _Lost as lost:
+            first = lost
+        except DatabaseUnavailable as error:  # no connection: nothing ran
+            raise DatabaseUnavailable(
+                f"{error}; the {what} did not run, nothing was written"
+            ) from None
+        said = f"the connection to PostgreSQL was lost {first.during(what)}"
+        said += f" ({first.reason})"
+        may = write and first.committing
+        if write and done is not None:
+            try:  # on a new connection, outside the handling of the loss
+                if first.committing:
+                    self._settle(first.pid)
+                finished = self._attempt(done)
+            except (_Lost, DatabaseError) as error:
+                raise DatabaseUnavailable(
+                    f"{said}, and checking on a new connection whether it "
+                    f"committed failed ({_one_line(error)})" + _outcome(True, may),
+                    may_have_committed=may,
+                ) from None
+            if finished:
+                return None
+            may = False  # checked: the first attempt did not commit
+            said += "; it had not committed"
+        try:
+            return self._attempt(work)
+        except _Lost as again:
+            may = may or (write and again.committing)
+            raise DatabaseUnavailable(
+                f"{said}; run again on a new connection, it lost that one "
+                f"{again.during(what)} ({again.reason})" + _outcome(write, may),
+                may_have_committed=may,
+            ) from None
+        except DatabaseUnavailable as error:
+            raise DatabaseUnavailable(
+                f"{said}, and a new connection failed ({_one_line(error)})"
+                + _outcome(write, may),
+                may_have_committed=may,
+            ) from None
+        except DatabaseError as error:
+            if not may:
+                raise
+            raise type(error)(
+                f"{error}; before that, {said}" + _outcome(True, True),
+                may_have_committed=True,
+            ) from None
+
+    def _attempt(self, work: Callable):
+        """``work(cursor)`` once, in one transaction, on the connection
+        (made first if there is none): its result, or :class:`_Lost` when
+        the connection was lost (it is closed then), or the store's error
+        for a timeout, a read-only server or a failed transaction."""
         import psycopg
 
-        for attempt in (1, 2):
-            try:
-                if self._conn is None or self._conn.closed:
-                    self._connect()
-                with self._conn.transaction():
-                    with self._conn.cursor() as cur:
-                        return work(cur)
-            except psycopg.errors.ReadOnlySqlTransaction:
+        committing = False
+        try:
+            if self._conn is None or self._conn.closed:
+                self._connect()
+            with _transaction(self._conn):
+                with self._conn.cursor() as cur:
+                    result = work(cur)
+                committing = True  # leaving the block sends COMMIT
+            return result
+        except psycopg.Error as error:
+            if _is_lost(self._conn, error):
+                pid = self._pid
+                self.close()
+                raise _Lost(_one_line(error), committing, pid) from None
+            if isinstance(error, psycopg.errors.ReadOnlySqlTransaction):
                 raise DatabaseError(
                     "the server is a read-only replica: write to the primary"
                 ) from None
-            except (
-                psycopg.errors.QueryCanceled,
-                psycopg.errors.LockNotAvailable,
-            ) as error:
+            if isinstance(
+                error,
+                (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable),
+            ):
                 raise QueryTimeout(
                     f"a statement ran longer than the timeout of "
                     f"{self.timeout:g} s and was cancelled: "
                     f"{str(error).splitlines()[0]}"
                 ) from None
-            except psycopg.OperationalError as error:
-                broken = self._conn is None or self._conn.closed or self._conn.broken
-                if not broken or attempt == 2:
-                    raise DatabaseUnavailable(
-                        "the connection to PostgreSQL failed: "
-                        + " ".join(str(error).split())
-                    ) from None
-                self._connect()
-                if write and done is not None:
-                    with self._conn.transaction():
-                        with self._conn.cursor() as cur:
-                            if done(cur):
-                                return None
+            if isinstance(error, psycopg.OperationalError):
+                raise DatabaseError(
+                    "PostgreSQL failed the transaction and rolled it back ("
+                    + _one_line(error)
+                    + "): nothing was written"
+                ) from None
+            raise
+
+    def _settle(self, pid: int) -> None:
+        """Wait until the server process of a connection lost during COMMIT
+        has ended its transaction (at most the store's timeout), so that
+        ``done`` sees its outcome: once the process has ended it, the
+        transaction has committed or will never commit."""
+        deadline = time.monotonic() + self.timeout
+        sql = (
+            "SELECT EXISTS (SELECT 1 FROM pg_stat_activity "
+            "WHERE pid = %s AND xact_start IS NOT NULL)"
+        )
+        while self._attempt(lambda cur: cur.execute(sql, (pid,)).fetchone()[0]):
+            if time.monotonic() > deadline:
+                raise DatabaseError(
+                    f"server process {pid} still held the transaction open "
+                    f"after the timeout of {self.timeout:g} s"
+                )
+            time.sleep(0.005)
 
     def _sql(self, text: str, **parts):
         return schema_sql(self.schema, text, **parts)
@@ -245,10 +340,82 @@ class PostgresStore(LoadingMixin, SearchingMixin, AdminMixin):
         )
 
 
+class _Lost(Exception):
+    """The connection was lost during an attempt (``_run`` handles it):
+    the driver's reason, whether COMMIT had been sent, and the server
+    process that ran the attempt."""
+
+    def __init__(self, reason: str, committing: bool, pid: int | None):
+        super().__init__(reason)
+        self.reason, self.committing, self.pid = reason, committing, pid
+
+    def during(self, what: str) -> str:
+        if what != "write":
+            return f"during the {what}"
+        if self.committing:
+            return "while the write was committing"
+        return "before the write committed"
+
+
+def _is_lost(conn, error: Exception) -> bool:
+    """Whether ``error`` means the connection is gone: the connection is
+    closed, or the driver lost it (no SQLSTATE), or the server ended it
+    (class 08, connection exception; 57P, an administrator's shutdown, a
+    crash, a server starting or stopping)."""
+    import psycopg
+
+    if conn is None or conn.closed:
+        return True
+    if not isinstance(error, psycopg.OperationalError):
+        return False
+    state = error.sqlstate or ""
+    return not state or state.startswith(("08", "57P"))
+
+
+@contextlib.contextmanager
+def _transaction(conn):
+    """``conn.transaction()``, except that a connection lost inside it is
+    closed at once: psycopg then does not try a ROLLBACK on it (and log the
+    failure of that as a warning); the server rolls the transaction back."""
+    import psycopg
+
+    with conn.transaction():
+        try:
+            yield
+        except psycopg.Error as error:
+            if _is_lost(conn, error):
+                _close_quietly(conn)
+            raise
+
+
+def _outcome(write: bool, may: bool) -> str:
+    if not write:
+        return ": nothing was written"
+    if may:
+        return ": the write may have committed; read the store to know whether it did"
+    return ": the write did not commit, nothing was written"
+
+
+def _one_line(error: BaseException) -> str:
+    """The error's first line (a server's CONTEXT lines left out)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def _close_quietly(conn) -> None:
+    """Close a connection that may be broken already."""
+    import psycopg
+
+    try:
+        conn.close()
+    except psycopg.Error:
+        pass
+
+
 @contextlib.contextmanager
 def store_factory(dsn: str | None = None, **options):
     """``store(encoder, chunks) -> PostgresStore`` for
-    :class:`~ragbook.system.pipeline.RAGPipeline` (``ragbook ask --store
+    :class:`~ragbook.system.rag.RAGPipeline` (``ragbook ask --store
     postgres``): at ``dsn``, else ``RAGBOOK_PG_DSN``, else on a throwaway
     :class:`~ragbook.postgres.server.LocalCluster` stopped on leaving the block.
     Every store it made is closed then too."""
