@@ -23,7 +23,7 @@ from ragbook.indexing.chunking import (
     sentence_chunks,
     word_windows,
 )
-from ragbook.evaluation.composition import end_to_end_accuracy, recall_needed
+from ragbook.evaluation.composition import end_to_end_accuracy, evidence_rate_needed
 from ragbook.retrieval.dense import DenseRetriever
 from ragbook.corpus.documents import load_corpus
 from ragbook.retrieval.fusion import (
@@ -298,7 +298,7 @@ def test_numbers_given_as_strings_are_type_errors(value):
         ),
         (
             lambda: end_to_end_accuracy(value, 0.5, 0.5),
-            r"recall \(a probability\) must be a finite number",
+            r"evidence_rate \(a probability\) must be a finite number",
         ),
         (lambda: LSA(TEXTS, value), "dimensions must be a whole number"),
         (
@@ -415,7 +415,10 @@ def test_non_finite_parameters_are_refused(bad):
             lambda: normalized_score_fusion([[(1, 1.0)]], [bad]),
             "weights must be finite numbers",
         ),
-        (lambda: recall_needed(bad, 0.9, 0.1), "target .* must be a finite number"),
+        (
+            lambda: evidence_rate_needed(bad, 0.9, 0.1),
+            "target .* must be a finite number",
+        ),
         (lambda: word_estimate("a b", bad), "tokens_per_word must be a finite number"),
         (lambda: ivf_cost(bad, 10, 1), "the number of vectors must be a finite number"),
         (lambda: bootstrap_interval([1.0, bad]), "values must be finite numbers"),

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 from scipy.special import softmax as scipy_softmax
 
-from ragbook.evaluation.composition import end_to_end_accuracy, recall_needed
+from ragbook.evaluation.composition import end_to_end_accuracy, evidence_rate_needed
 from ragbook.generation.sampling import softmax, zero_temperature_limit
 
 
@@ -67,10 +67,10 @@ def test_seed_001_error_composition():
 
 def test_recall_needed_inverts_the_composition():
     # (0.875 - 0.2) / (0.85 - 0.2) = 0.675 / 0.65 by hand
-    assert recall_needed(0.875, 0.85, 0.2) == pytest.approx(0.675 / 0.65)
-    assert recall_needed(0.785, 0.85, 0.2) == pytest.approx(0.9)
+    assert evidence_rate_needed(0.875, 0.85, 0.2) == pytest.approx(0.675 / 0.65)
+    assert evidence_rate_needed(0.785, 0.85, 0.2) == pytest.approx(0.9)
     with pytest.raises(ValueError, match="does not change"):
-        recall_needed(0.5, 0.3, 0.3)
+        evidence_rate_needed(0.5, 0.3, 0.3)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         end_to_end_accuracy(1.5, 0.5, 0.5)
 

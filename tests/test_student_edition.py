@@ -111,3 +111,37 @@ def test_an_unclosed_solution_is_an_error():
     nb = notebook(("md", "```{solution-start} ex-a\n```\n\nno end"))
     with pytest.raises(ValueError, match="ex-a"):
         student_edition.strip_solutions(nb)
+
+
+_CHECK_PATH = _PATH.parent / "check_student.py"
+_CHECK_SPEC = importlib.util.spec_from_file_location("check_student", _CHECK_PATH)
+check_student = importlib.util.module_from_spec(_CHECK_SPEC)
+_CHECK_SPEC.loader.exec_module(check_student)
+
+
+def test_the_files_a_chapter_reads_by_a_relative_path_are_found():
+    nb = notebook(
+        (
+            "code",
+            'import json\nbench = json.loads(Path("../pyproject.toml").read_text())',
+        ),
+        (
+            "code",
+            '%matplotlib inline\nsys.path.insert(0, "../tools")\nname = "nothing"',
+        ),
+        ("code", 'Path("../no/such/file.json").write_text("{}")'),
+        ("md", 'Text that names "../requirements.txt" is not code.'),
+    )
+    paths = student_edition.referenced_paths(nb)
+    assert [str(path) for path in paths] == ["pyproject.toml", "tools"]
+
+
+def test_every_file_a_chapter_reads_is_in_the_student_tree(tmp_path):
+    student_edition.write_edition(tmp_path)
+    tree = tmp_path / "tree"
+    assert (tree / "benchmarks" / "results" / "sparse.json").is_file()
+    assert check_student.missing_files(tree) == []
+    # the check fails when a file is missing
+    (tree / "benchmarks" / "results" / "sparse.json").unlink()
+    missing = check_student.missing_files(tree)
+    assert missing and all("sparse.json" in line for line in missing)

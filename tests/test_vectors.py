@@ -156,4 +156,3 @@ def test_the_ivf_names_live_in_ragbook_ivf_only():
     for name in ("IVFIndex", "ivf_cost", "optimal_lists", "spherical_kmeans"):
         assert hasattr(ragbook.retrieval.ivf, name)
         assert not hasattr(ragbook.retrieval.vectors, name)
-

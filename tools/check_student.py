@@ -6,7 +6,10 @@ usage: python tools/check_student.py [--book _build/html] [--student _build/stud
 Needs both builds (`make build` and `make student`). The solutions are taken from the
 instructor's site as rendered (every `div.solution`), independently of how
 tools/student_edition.py finds them, and each of their lines is looked for in the
-student site's text and in the student notebooks' cells and outputs.
+student site's text and in the student notebooks' cells and outputs. Every relative
+path that a student notebook's code names (a quoted "../..." or "./..."), and that
+exists in the project, must exist in the student tree at the same place, so that the
+notebook runs there as it runs here.
 """
 
 from __future__ import annotations
@@ -74,6 +77,30 @@ def notebook_text(path: Path) -> str:
             parts.append(output.get("text", ""))
             parts.extend(str(v) for v in output.get("data", {}).values())
     return normal("\n".join(parts))
+
+
+# a quoted relative path in a code cell: "../benchmarks/results/sparse.json", './x'
+RELATIVE_PATH = re.compile(r"""(?P<quote>["'])(?P<path>\.\.?/[^"'\n]*)(?P=quote)""")
+
+
+def missing_files(tree: Path, root: Path = ROOT) -> list[str]:
+    """The relative paths named in the code of the student tree's notebooks that exist
+    in the project (read from its chapters' folder, where a notebook runs) but not in
+    the tree (read from the tree's chapters' folder), one line per chapter and path."""
+    problems = []
+    for notebook in sorted((tree / "chapters").glob("*.ipynb")):
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            for match in RELATIVE_PATH.finditer(cell.source):
+                path = match["path"]
+                if (root / "chapters" / path).exists() and not (
+                    tree / "chapters" / path
+                ).exists():
+                    problems.append(
+                        f"{notebook.name} reads {path}, which the student tree lacks"
+                    )
+    return sorted(set(problems))
 
 
 def exercises(article: BeautifulSoup) -> dict[str, str]:
@@ -186,6 +213,11 @@ def main(argv=None) -> int:
                 problems.append(
                     f"{name}: exercise {label} renders differently in the student page"
                 )
+    student_tree = args.student / "tree"
+    if not (student_tree / "chapters").is_dir():
+        problems.append(f"{student_tree / 'chapters'} is missing: run `make student`")
+    else:
+        problems += missing_files(student_tree)
     for notebook in sorted(student_notebooks.glob("*.ipynb")):
         found = grade_starters(notebook)
         problems += found
@@ -210,7 +242,8 @@ def main(argv=None) -> int:
         return 1
     print(
         "no solution text in the student site or notebooks; every exercise "
-        "renders; every graded check grades"
+        "renders; every graded check grades; every file a chapter reads is in the "
+        "student tree"
     )
     return 0
 

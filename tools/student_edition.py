@@ -5,9 +5,11 @@ usage: python tools/student_edition.py [--out _build/student] [--no-build]
 The sources are not touched. The script writes, under --out:
 
   tree/       a copy of what the book and Binder need (config, intro, package,
-              requirements), whose chapters/ holds the notebooks without solutions and
-              no .md sources; publishing it as the branch `student` gives the student
-              edition's Binder buttons something to open
+              requirements, and every project file a chapter reads by a relative
+              path, such as ../benchmarks/results/sparse.json), whose chapters/ holds
+              the notebooks without solutions and no .md sources; publishing it as the
+              branch `student` gives the student edition's Binder buttons something to
+              open
   notebooks/  the same notebooks, for download or a learning platform
   html/       the site built from tree/ with `jupyter-book build -W -n --keep-going`
 
@@ -183,6 +185,56 @@ def strip_solutions(notebook):
     return stripped, removed_all
 
 
+def _code(source: str) -> str:
+    """A code cell's source as Python: IPython's magic and shell lines left out."""
+    return "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line
+        for line in source.split("\n")
+    )
+
+
+def referenced_paths(notebook, root: Path = ROOT) -> list[Path]:
+    """The project files and folders a chapter's code names by a relative path, such as
+    ``Path("../benchmarks/results/sparse.json")`` or ``sys.path.insert(0,
+    "../tests")``: every string constant of a code cell that, read from the chapters'
+    folder as a notebook runs, names something that exists in the project. Relative to
+    ``root``, sorted."""
+    chapters = (root / "chapters").resolve()
+    found = set()
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(_code(cell.source))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            text = node.value.strip()
+            if not text or "\n" in text or len(text) > 300 or Path(text).is_absolute():
+                continue
+            path = (chapters / text).resolve()
+            if path in (root.resolve(), chapters) or not path.exists():
+                continue
+            if path.is_relative_to(root.resolve()):
+                found.add(path.relative_to(root.resolve()))
+    return sorted(found)
+
+
+def _copy(source: Path, target: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(
+            source,
+            target,
+            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"),
+            dirs_exist_ok=True,
+        )
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+
 def write_edition(out: Path) -> dict[str, int]:
     tree, notebooks = out / "tree", out / "notebooks"
     for path in (tree, notebooks, out / "html"):
@@ -192,11 +244,7 @@ def write_edition(out: Path) -> dict[str, int]:
     for name in TREE_FILES:
         shutil.copy2(ROOT / name, tree / name)
     for name in TREE_DIRS:
-        shutil.copytree(
-            ROOT / name,
-            tree / name,
-            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"),
-        )
+        _copy(ROOT / name, tree / name)
     config = (tree / "_config.yml").read_text()
     for old, new in [
         ("branch: main", f"branch: {STUDENT_BRANCH}"),
@@ -211,6 +259,10 @@ def write_edition(out: Path) -> dict[str, int]:
     counts = {}
     for source in sorted((ROOT / "chapters").glob("*.ipynb")):
         notebook = nbformat.read(source, as_version=4)
+        for path in referenced_paths(notebook):  # the files the chapter reads
+            # never a chapter's source: chapters/ gets the notebooks without solutions
+            if path.parts[0] != "chapters" or path.suffix not in (".md", ".ipynb"):
+                _copy(ROOT / path, tree / path)
         stripped, removed = strip_solutions(notebook)
         for folder in (tree / "chapters", notebooks):
             nbformat.write(stripped, folder / source.name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import validate
 
-__all__ = ["end_to_end_accuracy", "recall_needed"]
+__all__ = ["end_to_end_accuracy", "evidence_rate_needed"]
 
 
 def _probability(name: str, value: float) -> float:
@@ -19,16 +19,17 @@ def _probability(name: str, value: float) -> float:
 
 
 def end_to_end_accuracy(
-    recall: float, accuracy_with: float, accuracy_without: float
+    evidence_rate: float, accuracy_with: float, accuracy_without: float
 ) -> float:
-    """r * a + (1 - r) * a0: the whole system's accuracy from its two measured parts."""
-    r = _probability("recall", recall)
+    """r * a + (1 - r) * a0: the whole system's accuracy from its two measured parts,
+    r the ``evidence_rate``."""
+    r = _probability("evidence_rate", evidence_rate)
     a = _probability("accuracy_with", accuracy_with)
     a0 = _probability("accuracy_without", accuracy_without)
     return r * a + (1.0 - r) * a0
 
 
-def recall_needed(
+def evidence_rate_needed(
     target: float, accuracy_with: float, accuracy_without: float
 ) -> float:
     """The evidence rate r that makes r * a + (1 - r) * a0 equal ``target``.
