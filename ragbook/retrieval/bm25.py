@@ -318,10 +318,10 @@ class BM25:
         allowed: Iterable[int] | None = None,
     ) -> bool:
         """Whether the default search (``pruning=None``) ranks ``query`` by MaxScore
-        rather than by scoring every posting: :func:`~ragbook.retrieval.pruning.
-        prune_pays` on k (at most the candidates) and its terms' postings, where
-        every contribution of theirs is positive and their bounds add up within
-        float32."""
+        rather than by scoring every posting:
+        :func:`~ragbook.retrieval.pruning.prune_pays` on k (at most the candidates)
+        and its terms' postings, where every contribution of theirs is positive and
+        their bounds add up within float32."""
         terms = self.term_ids(query)
         size = min(
             validate.k(k),
