@@ -424,7 +424,7 @@ def test_a_refusal_in_words_is_read_as_one():
 
 
 def test_a_streamed_answer_holds_back_its_final_full_stop_only():
-    from ragbook.generation.cited import AnswerStream
+    from ragbook.generation.cited_prompt import AnswerStream
 
     for pieces, words in (
         (
@@ -484,3 +484,15 @@ def test_a_name_of_the_question_must_be_in_a_source_of_the_evidence():
     assert missing_names(about, numbered_sentences(about)) == []
     unchecked = CitedReader(model, refuse_below=-9, check_names=False)
     assert unchecked(prompt) == "0.687 g/cm3 [1]."
+    # another chunk of the same section that names it counts; one of another does not
+    section = build_prompt(
+        "When will Dawn arrive?",
+        [
+            ("Mercury, Exploration", "Dawn was launched in 2007."),
+            ("Venus, Exploration", "Arrival is due in 2026."),
+            ("Mercury, Exploration", "Arrival is due in November 2026."),
+        ],
+    )
+    s = {x.id: x for x in numbered_sentences(section)}
+    assert missing_names(section, [s["3.1"]]) == []
+    assert missing_names(section, [s["2.1"]]) == ["Dawn"]

@@ -396,3 +396,37 @@ def test_the_cited_answer_prints_the_scores_it_computed_and_no_others():
     lines = out.getvalue().splitlines()
     assert lines[-1] == "  scores: none 13.98, confidence -0.19"
     assert "  [2.1] A year on Venus lasts 224.7 Earth days." in lines
+
+
+def test_a_draft_is_followed_by_the_checked_answer_or_the_refusal():
+    """The words streamed after "draft:" are not the answer: the line after them says
+    what the checks made of them."""
+    from ragbook.generation.cited import CitedAnswer
+    from ragbook.generation.cited_prompt import Sentence
+    from ragbook.cli.ask import print_cited
+
+    evidence = (Sentence("1.1", 1, "Two small moons orbit the planet."),)
+    answered = CitedAnswer(
+        "Two small moons orbit the planet [1].", False, "", "2", evidence, " 2", None,
+        quoted=True,
+    )
+    out = io.StringIO()
+    out.write("draft: 2")
+    print_cited(answered, out, drafted=True)
+    assert out.getvalue().splitlines()[:3] == [
+        "draft: 2",
+        "(the draft's words cannot be checked; its evidence, quoted)",
+        "answer: Two small moons orbit the planet [1].",
+    ]
+    refused = CitedAnswer(
+        "The sources do not contain the answer.", True,
+        "a number in no sentence it may cite", "3", evidence, " 3", None,
+    )
+    out = io.StringIO()
+    out.write("draft: 3")
+    print_cited(refused, out, drafted=True)
+    assert out.getvalue().splitlines() == [
+        "draft: 3",
+        "refused (a number in no sentence it may cite): "
+        "The sources do not contain the answer.",
+    ]

@@ -32,19 +32,20 @@ def print_checks(result, out, indent: str = "") -> None:
         print(f"{indent}checks: {verdict} ({', '.join(details)})", file=out)
 
 
-def print_cited(reading, out) -> None:
-    """The cited reader's answer: after the words it streamed, their citations, or
-    the refusal and why, or the evidence sentence quoted when the words failed the
-    checks; then each evidence sentence under its id."""
-    if reading.reply is not None and not reading.refused and reading.quoted:
-        print(" (words the checks cannot verify; the evidence, quoted:)", file=out)
-        print(reading.answer, file=out)
-    elif reading.reply is not None and not reading.refused:
-        print(reading.answer[len(reading.words.rstrip(".")) :], file=out)
-    elif reading.reply is not None:
-        print(f"\n{reading.answer} (refused: {reading.why})", file=out)
+def print_cited(reading, out, drafted: bool = False) -> None:
+    """The cited reader's answer once its checks have run: ``answer:`` and the answer
+    with its citations (the evidence quoted when the draft's words failed the checks),
+    or ``refused`` and why; then each evidence sentence under its id, and the scores.
+    ``drafted``: the model's words were printed as they came, after ``draft:``, on
+    the line above; a draft is not an answer until this line says so."""
+    if drafted:
+        print(file=out)
+    if reading.refused:
+        print(f"refused ({reading.why}): {reading.answer}", file=out)
     else:
-        print(f"{reading.answer} (refused: {reading.why})", file=out)
+        if reading.quoted:
+            print("(the draft's words cannot be checked; its evidence, quoted)", file=out)
+        print(f"answer: {reading.answer}", file=out)
     if not reading.refused:
         for sentence in reading.evidence:
             print(f"  [{sentence.id}] {sentence.text}", file=out)
@@ -103,12 +104,21 @@ def ask(args, out) -> int:
     n = pipeline.index(documents)
     indexed = time.perf_counter()
     streaming = args.reader in ("llm", "cited")
-    if streaming:  # the answer as the model writes it
+    drafted = []
+    if args.reader == "cited":  # the model's words as it writes them: a draft
+
+        def draft(piece: str) -> None:
+            out.write(piece if drafted else f"draft: {piece}")
+            out.flush()
+            drafted.append(piece)
+
+        pipeline._generate.on_text = draft
+    elif streaming:  # the answer as the model writes it
         pipeline._generate.on_text = lambda piece: (out.write(piece), out.flush())
     result = pipeline.answer(args.question)
     answered = time.perf_counter()
     if args.reader == "cited":
-        print_cited(pipeline._generate.last, out)
+        print_cited(pipeline._generate.last, out, bool(drafted))
     else:
         print("" if streaming else result.answer, file=out)
     print(

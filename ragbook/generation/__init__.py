@@ -14,6 +14,12 @@
   numbered sentences, messages, grammar and the reading of its reply;
   :mod:`~ragbook.generation.cited_checks`: the checks on its answer's words
   (chapter 11).
+- What an answer must be (chapter 14): :mod:`~ragbook.generation.answer_types`, the
+  kind of answer a question asks for and the kind an answer is;
+  :mod:`~ragbook.generation.parts`, questions in two parts and comparisons;
+  :mod:`~ragbook.generation.conflicts`, sources that give different figures;
+  :mod:`~ragbook.generation.requests`, requests that are not questions about the
+  documents.
 - :mod:`~ragbook.generation.verification`: citation, support, number and quote checks
   (chapter 12); :mod:`~ragbook.generation.answer`: an answer with what it rests on.
 - :mod:`~ragbook.generation.rag_models`: RAG-Sequence and RAG-Token (chapter 13).

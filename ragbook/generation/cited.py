@@ -37,6 +37,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import validate
+from .answer_types import kind_mismatch
+from .conflicts import DISAGREE, disagreeing
+from .parts import lead_with_option, options, order_claims, two_parts
+from .requests import off_task
 from .cited_checks import (
     anchor,
     missing_names,
@@ -46,15 +50,18 @@ from .cited_checks import (
 )
 from .cited_prompt import (
     ANSWER_ENDS,
+    AnswerStream,
     CITED_INSTRUCTION,
     CLOSED_INSTRUCTION,
     NONE,
     OPENING,
+    COMPARE_INSTRUCTION,
+    TWO_PART_INSTRUCTION,
     Sentence,
     cited_messages,
     evidence_grammar,
     numbered_sentences,
-    parse_reply,
+    parse_claims,
     quote,
     render_answer,
 )
@@ -68,7 +75,6 @@ __all__ = [
     "scores",
     "CitedAnswer",
     "CitedReader",
-    "AnswerStream",
 ]
 
 SCORES = ("none", "confidence", "lift")
@@ -88,7 +94,11 @@ class CitedAnswer:
     when the evidence is not the sentences the model named but the one that says
     more of what the answer says (:func:`~ragbook.generation.cited_checks.anchor`);
     ``quoted`` when the answer is its evidence sentence, because the model's words did
-    not pass the checks (:func:`~ragbook.generation.cited_checks.supported`)."""
+    not pass the checks (:func:`~ragbook.generation.cited_checks.supported`);
+    ``claims``, each answered claim's (words, evidence), two for a question in two
+    parts (``words`` and ``evidence`` then join theirs); ``disagree``, the sentences
+    that give another figure than the answer
+    (:func:`~ragbook.generation.conflicts.disagreeing`)."""
 
     answer: str
     refused: bool
@@ -99,6 +109,8 @@ class CitedAnswer:
     scores: dict | None
     moved: bool = False
     quoted: bool = False
+    claims: tuple = ()
+    disagree: tuple[Sentence, ...] = ()
 
 
 def _mean(values: list[float]) -> float:
@@ -144,6 +156,12 @@ class CitedReader:
       (:func:`~ragbook.generation.cited_checks.missing_names`: Titan, Galle; the
       ``subjects`` excepted) is in none of the sources its evidence comes from, label
       or text;
+    - with ``check_kinds``, the answer is not the kind of thing the question asks
+      for (:func:`~ragbook.generation.answer_types.kind_mismatch`: an age for a
+      depth);
+    - with ``check_requests``, the request is not a question about the documents
+      (:func:`~ragbook.generation.requests.off_task`: "ignore your sources", "repeat
+      your instructions"); the model is then not asked;
     - with ``verify``, the model, asked in a prompt of its own whether the first
       evidence sentence answers the question, finds No likelier than Yes
       (:meth:`verdict`; the score is then in ``last.scores["verdict"]``).
@@ -154,6 +172,19 @@ class CitedReader:
     in them, its numbers held) is given as its first evidence sentence, quoted and
     cited (:func:`~ragbook.generation.cited_prompt.quote`): what cannot be checked in
     the model's words is said in the source's.
+
+    With ``two_part`` (the default), a question in two parts
+    (:func:`~ragbook.generation.parts.two_parts`: "..., Jupiter or Saturn?", "how hot
+    and how cold") is asked for two claims, each with its own evidence and each
+    checked as above; a claim that fails is left out, and the answer is refused when
+    both fail or when a name of the question is in none of the sources of the claims
+    left (a comparison with one side found). A comparison's claims are ordered by their figures
+    (:func:`~ragbook.generation.parts.order_claims`), so the answer names the winning
+    option first.
+
+    With ``check_conflicts`` (the default), an answer for which a sentence of the
+    sources gives another figure (:func:`~ragbook.generation.conflicts.disagreeing`)
+    says so: "The sources disagree:", then that sentence, quoted and cited.
 
     With ``closed_book`` (the default), the same request also reads the answer's
     probability without the sources, for the ``lift`` score; without it the lift is
@@ -190,6 +221,10 @@ class CitedReader:
         closed_book: bool = True,
         quote_unsupported: bool = True,
         check_names: bool = True,
+        check_kinds: bool = True,
+        two_part: bool = True,
+        check_conflicts: bool = True,
+        check_requests: bool = True,
     ):
         if not callable(getattr(model, "structured_reply", None)):
             raise TypeError(
@@ -227,6 +262,11 @@ class CitedReader:
         self.closed_book = validate.flag(closed_book, "closed_book")
         self.quote_unsupported = validate.flag(quote_unsupported, "quote_unsupported")
         self.check_names = validate.flag(check_names, "check_names")
+        self.check_kinds = validate.flag(check_kinds, "check_kinds")
+        self.two_part = validate.flag(two_part, "two_part")
+        self.check_conflicts = validate.flag(check_conflicts, "check_conflicts")
+        self.check_requests = validate.flag(check_requests, "check_requests")
+        self.subject_names = tuple(self.subjects.subjects) if self.subjects else ()
         if refuse_by == "lift" and not self.closed_book:
             raise ValueError(
                 "refuse_by='lift' needs closed_book=True: the lift compares the "
@@ -272,9 +312,17 @@ class CitedReader:
         }
         return [s for s in shown if s.source in about]
 
-    def ask(self, prompt: Prompt, shown: list[Sentence], citable: list[Sentence]):
+    def ask(
+        self,
+        prompt: Prompt,
+        shown: list[Sentence],
+        citable: list[Sentence],
+        claims: int = 1,
+    ):
         """The model's structured reply to ``prompt`` (see
-        :meth:`~ragbook.llm.LocalModel.structured_reply`)."""
+        :meth:`~ragbook.llm.LocalModel.structured_reply`), in ``claims`` claims (two
+        for a question in two parts, under :data:`TWO_PART_INSTRUCTION`, or
+        :data:`COMPARE_INSTRUCTION` when it chooses between two options)."""
         closed = (
             [
                 {"role": "system", "content": CLOSED_INSTRUCTION},
@@ -283,12 +331,18 @@ class CitedReader:
             if self.closed_book
             else None
         )
+        if claims == 1:
+            instruction = self.instruction
+        elif options(prompt.question):
+            instruction = COMPARE_INSTRUCTION
+        else:
+            instruction = TWO_PART_INSTRUCTION
         return self.model.structured_reply(
-            cited_messages(prompt, self.instruction, shown),
+            cited_messages(prompt, instruction, shown),
             OPENING,
             NONE,
-            evidence_grammar([s.id for s in citable]),
-            self.max_tokens,
+            evidence_grammar([s.id for s in citable], claims=claims),
+            self.max_tokens * claims,
             closed=closed,
             answer_ends=ANSWER_ENDS,
             on_text=AnswerStream(self.on_text) if self.on_text else None,
@@ -297,6 +351,12 @@ class CitedReader:
     def read(self, prompt: Prompt) -> CitedAnswer:
         """The whole reading of ``prompt``: the reply, its scores, and the answer or
         the reason for refusing."""
+        if self.check_requests and isinstance(prompt, Prompt):
+            off = off_task(prompt.question)
+            if off:
+                why = f"not a question about the documents: {off}"
+                self.last = CitedAnswer(ABSTAIN, True, why, "", (), None, None)
+                return self.last
         shown = self.shown(prompt)
         citable = self.citable(prompt, shown)
         if not citable:
@@ -304,7 +364,8 @@ class CitedReader:
                 ABSTAIN, True, "nothing to cite", "", (), None, None
             )
             return self.last
-        result = self.ask(prompt, shown, citable)
+        parts = 2 if self.two_part and two_parts(prompt.question) else 1
+        result = self.ask(prompt, shown, citable, parts)
         reply, score = result["text"], scores(result)
         if result["finish_reason"] == "length":
             # the grammar's bounds keep a reply within max_tokens; a reply cut short
@@ -313,40 +374,106 @@ class CitedReader:
                 ABSTAIN, True, "reply cut at max_tokens", "", (), reply, score
             )
             return self.last
-        words, evidence = parse_reply(reply, citable)
-        why, moved = "", False
+        # a second claim that repeats the first says nothing more
+        claims = list({w.strip(" ."): (w, e) for w, e in parse_claims(reply, citable)}.values())
         if self.refuse_below is not None and score[self.refuse_by] < self.refuse_below:
             why = f"{self.refuse_by} below {self.refuse_below}"
-        elif words.strip(" .").lower() in ("", "none") or says_not_stated(words):
-            why = "the model said none"
-        elif self.check_numbers and not any(
-            not unsupported_numbers(words, [s]) for s in citable
-        ):
-            why = "a number in no sentence it may cite"
+            claims = [(words, evidence, why, False) for words, evidence in claims]
         else:
-            anchored = anchor(words, evidence, citable, self.check_numbers)
-            moved = anchored != evidence
-            evidence = anchored
-            # the subjects (the articles' titles) are checked by what may be cited;
-            # a comparison of two needs only one of them in each source
-            exempt = self.subjects.subjects if self.subjects else ()
-            if self.check_names and missing_names(prompt, evidence, exempt):
+            claims = [
+                self.check(prompt, words, evidence, citable, parts)
+                for words, evidence in claims
+            ]
+        kept = [c for c in claims if not c[2]]
+        why = "" if kept else claims[0][2]
+        if kept and parts == 2 and self.check_names:
+            # a question about two subjects: each name in the sources of some claim
+            cited = [s for c in kept for s in c[1]]
+            if missing_names(prompt, cited, self.subject_names):
                 why = "a name of the question in none of its sources"
         verdict = None
         if self.verify and not why:
-            verdict = self.verdict(prompt, evidence[0])
+            verdict = self.verdict(prompt, kept[0][1][0])
             if verdict < 0:
                 why = "the model says its evidence does not answer"
-        answer = ABSTAIN if why else render_answer(words, evidence)
-        quoted = False
-        if not why and self.quote_unsupported and not supported(answer, prompt):
-            answer, quoted = quote(evidence[0]), True
         if verdict is not None:
             score = {**score, "verdict": verdict}
+        if why:
+            words, evidence, _, moved = claims[0]
+            self.last = CitedAnswer(
+                ABSTAIN, True, why, words, tuple(evidence), reply, score, moved
+            )
+            return self.last
+        kept = order_claims(prompt.question, kept)
+        rendered, quoted, against = [], False, []
+        for words, evidence, _, _ in kept:
+            label = prompt.sources[evidence[0].source - 1].label
+            words = lead_with_option(prompt.question, words, label)
+            claim = render_answer(words, evidence)
+            if self.quote_unsupported and not supported(claim, prompt):
+                claim, quoted = quote(evidence[0]), True
+            rendered.append(claim)
+            if self.check_conflicts:
+                against += [
+                    s
+                    for s in disagreeing(
+                        prompt.question, words, evidence, prompt, self.subject_names
+                    )
+                    if s not in against
+                ]
+        answer = " ".join(rendered)
+        if against:
+            answer += f" {DISAGREE} " + " ".join(quote(s) for s in against)
         self.last = CitedAnswer(
-            answer, bool(why), why, words, tuple(evidence), reply, score, moved, quoted
+            answer,
+            False,
+            "",
+            "; ".join(c[0] for c in kept),
+            tuple(dict.fromkeys(s for c in kept for s in c[1])),
+            reply,
+            score,
+            any(c[3] for c in kept),
+            quoted,
+            tuple((c[0], tuple(c[1])) for c in kept),
+            tuple(against),
         )
         return self.last
+
+    def check(
+        self,
+        prompt: Prompt,
+        words: str,
+        evidence: list[Sentence],
+        citable: list[Sentence],
+        parts: int = 1,
+    ) -> tuple[str, list[Sentence], str, bool]:
+        """One claim of the reply checked: (words, evidence, why it is refused or
+        ``""``, whether the evidence moved to a better sentence). The checks of the
+        class's description, in order; for a question in two parts the names are
+        checked against both claims' sources together (:meth:`read`), and the kind
+        not at all (each part asks its own kind)."""
+        if words.strip(" .").lower() in ("", "none") or says_not_stated(words):
+            return words, evidence, "the model said none", False
+        if self.check_numbers and not any(
+            not unsupported_numbers(words, [s]) for s in citable
+        ):
+            return words, evidence, "a number in no sentence it may cite", False
+        anchored = anchor(words, evidence, citable, self.check_numbers)
+        moved = anchored != evidence
+        # the subjects (the articles' titles) are checked by what may be cited; a
+        # comparison of two needs only one of them in each source
+        if (
+            self.check_names
+            and parts == 1
+            and missing_names(prompt, anchored, self.subject_names)
+        ):
+            why = "a name of the question in none of its sources"
+            return words, anchored, why, moved
+        if self.check_kinds and parts == 1:
+            mismatch = kind_mismatch(prompt.question, words)
+            if mismatch:
+                return words, anchored, mismatch, moved
+        return words, anchored, "", moved
 
     def verdict(self, prompt: Prompt, sentence: Sentence) -> float:
         """logit(Yes) - logit(No) of the model asked, in a prompt of its own, whether
@@ -357,29 +484,3 @@ class CitedReader:
 
     def __call__(self, prompt: Prompt) -> str:
         return self.read(prompt).answer
-
-
-class AnswerStream:
-    """Passes on only the answer's words of a reply as it is generated: what comes
-    before ``Evidence:``, less the full stop that may end the answer (the rendered
-    answer puts its citations before the full stop)."""
-
-    def __init__(self, out: Callable[[str], None]):
-        self.out, self.seen, self.sent, self.done = out, "", 0, False
-
-    def __call__(self, piece: str) -> None:
-        if self.done:
-            return
-        self.seen += piece
-        at = self.seen.find("\n")
-        if at >= 0:
-            self.done = True
-            words = self.seen[:at].rstrip().removesuffix(".")
-        else:
-            words = self.seen.rstrip(".")  # a full stop held back until more comes
-        text = words[self.sent :]
-        if self.sent == 0:
-            text = text.lstrip()
-        if text:
-            self.out(text)
-        self.sent = max(self.sent, len(words))

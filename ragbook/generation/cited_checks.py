@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from .answer_types import NUMBER_WORDS, SPELLED_NUMBER
 from .cited_prompt import Sentence
 from .generators import is_refusal
 from .prompts import Prompt
@@ -50,11 +51,15 @@ def missing_names(
     prompt: Prompt, evidence: list[Sentence], exempt: tuple[str, ...] = ()
 ) -> list[str]:
     """The names of the question (capitalised words but its first, less those in
-    ``exempt``) that no source of the evidence holds, in its label or its text: an
-    answer about Saturn to a question about Titan."""
+    ``exempt``) that no source of the evidence holds, in its label or its text, nor
+    any other source of the prompt from the same section (the same label): an answer
+    about Saturn to a question about Titan. A section's chunks share its subject: the
+    sentence after the one that names BepiColombo still speaks of it."""
+    labels = {prompt.sources[s.source - 1].label for s in evidence}
     held = " ".join(
-        f"{prompt.sources[n - 1].label} {prompt.sources[n - 1].text}"
-        for n in dict.fromkeys(s.source for s in evidence)
+        f"{source.label} {source.text}"
+        for source in prompt.sources
+        if source.label in labels
     )
     names = dict.fromkeys(n for n in _NAME.findall(prompt.question) if n not in exempt)
     return [name for name in names if not re.search(rf"\b{name}", held)]
@@ -74,22 +79,16 @@ def says_not_stated(words: str) -> bool:
     return is_refusal(words) or _NOT_STATED.search(words) is not None
 
 
-_SPELLED = {
-    word: str(value)
-    for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
-    )
-}
-_WORD = re.compile(r"\b(" + "|".join(_SPELLED) + r")\b", re.I)
-
-
 def unsupported_numbers(words: str, evidence: list[Sentence]) -> list[str]:
     """The numbers of the answer's words that none of its evidence sentences holds
     (``4,333`` and ``4333`` count as the same number, and a sentence's ``two`` holds
     2: numbers up to twenty spelled out)."""
     held = {n.replace(",", "") for s in evidence for n in _NUMBER.findall(s.text)}
-    held |= {_SPELLED[w.lower()] for s in evidence for w in _WORD.findall(s.text)}
+    held |= {
+        str(NUMBER_WORDS[w.lower()])
+        for s in evidence
+        for w in SPELLED_NUMBER.findall(s.text)
+    }
     return [n for n in _NUMBER.findall(words) if n.replace(",", "") not in held]
 
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import validate
 from ..retrieval.embedder import encode_queries
+from .answer_types import SPELLED_NUMBER
 from .generators import ABSTAIN, is_refusal
 from .prompts import Prompt, build_prompt
 from ..indexing.text import analyze, split_sentences
@@ -60,7 +61,8 @@ _NEEDS_NUMBER = re.compile(
     re.I,
 )
 _HOW = re.compile(r"\bhow\s+(\w+)", re.I)
-_HAS_NUMBER = re.compile(r"\d")
+# a digit, or a number spelled out: "Two small, irregular moons" answers "how many"
+_HAS_NUMBER = re.compile(r"\d|" + SPELLED_NUMBER.pattern, re.I)
 NUMBER_PENALTY = (
     0.5  # taken from a sentence without a number when the question asks for one
 )
@@ -89,7 +91,7 @@ class ScoredSentence:
 
 def _number_penalty(question: str, sentence: str) -> float:
     """NUMBER_PENALTY when the question asks for a quantity or a date and the sentence
-    holds no digit."""
+    holds no number, in digits or spelled out (up to twenty)."""
     return (
         NUMBER_PENALTY
         if _NEEDS_NUMBER.match(question) and not _HAS_NUMBER.search(sentence)

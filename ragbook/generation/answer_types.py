@@ -1,0 +1,181 @@
+"""What kind of answer a question asks for, and what kind an answer is (chapter 14).
+
+Classic factoid question answering classifies the question before it looks for an
+answer: "How deep ...?" asks for a length, "When ...?" for a date, "Who ...?" for a
+name. An answer of another kind (an age for a depth, a mass for a count) is a
+neighbouring fact, however well it is cited. :func:`expected_kinds` reads the kinds a
+question accepts from its opening words and the quantity it names;
+:func:`answer_kinds` reads the kinds an answer's words are from their units, years and
+names; :func:`kind_mismatch` says why the two disagree, or returns None.
+
+The rules are patterns on words, so they fail where patterns fail: a question whose
+kind is in a word they do not list ("What is Mars's rotation period?") accepts any
+answer, "How big" accepts a length, an area, a mass or a count, and an answer whose
+unit is spelled unusually has no kind and passes. A rule that cannot tell says
+nothing: it refuses only on a clear disagreement.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import validate
+
+__all__ = [
+    "KINDS",
+    "NUMBER_WORDS",
+    "SPELLED_NUMBER",
+    "QUANTITIES",
+    "expected_kinds",
+    "answer_kinds",
+    "kind_mismatch",
+]
+
+KINDS = (
+    "length",
+    "angle",
+    "duration",
+    "mass",
+    "temperature",
+    "speed",
+    "count",
+    "date",
+    "name",
+    "yes/no",
+)
+
+# numbers spelled out, up to twenty, with their values: "two moons" holds 2
+NUMBER_WORDS = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+SPELLED_NUMBER = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.I)
+
+_NUMBER = r"(?:\d[\d,]*(?:\.\d+)?|" + SPELLED_NUMBER.pattern + r")"
+_SCALE = r"(?:\s+(?:thousand|million|billion|trillion))?"
+_UNITS = {
+    "length": r"km|kilomet(?:re|er)s?|met(?:re|er)s?|m|cm|mm|miles?|au|astronomical units?"
+    r"|light[- ]years?|parsecs?|(?:earth |solar |jupiter )?radii",
+    "duration": r"(?:earth |martian |terrestrial )?(?:seconds?|minutes?|hours?|h|days?"
+    r"|weeks?|months?|years?|yr|decades?|centuries|century|millennia|sols?)",
+    "mass": r"kg|kilograms?|grams?|g|tonnes?|tons?|(?:earth|jupiter|solar) masses",
+    "temperature": r"°\s?[cfk]|degrees (?:celsius|fahrenheit)|kelvin|k",
+    "angle": r"°(?!\s?[cfk]\b)|degrees?(?! (?:celsius|fahrenheit))|arcseconds?|arcminutes?",
+    "speed": r"km/s|m/s|km/h|mph|(?:kilomet(?:re|er)s?|met(?:re|er)s?|km|m|cm|mm|miles?)"
+    r"\s+(?:per|an|a|each|every)\s+(?:second|hour|day|year|century)",
+}
+# a figure with its unit, for each kind of quantity: "4,000 km", "3.9 billion years"
+QUANTITIES = {
+    kind: re.compile(
+        rf"[-−]?{_NUMBER}{_SCALE}\s*(?:{unit})(?![\w/])", re.I
+    )
+    for kind, unit in _UNITS.items()
+}
+_MONTH = (
+    r"january|february|march|april|may|june|july|august|september|october|november"
+    r"|december"
+)
+_DATE = re.compile(
+    rf"\b(?:1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b(?:{_MONTH})\b|\b\d{{1,2}}(?:st|nd|rd|th)? century\b",
+    re.I,
+)
+_BARE_NUMBER = re.compile(rf"(?<![\w.]){_NUMBER}(?![\w.]|\.\d)", re.I)
+_NAME = re.compile(r"\b[A-Z][\w'’-]*[a-z]")
+_YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
+
+# the question's opening words and the kinds they accept, then (for a question whose
+# opening does not decide: "What is ...?") a quantity it names; the first rule that
+# matches decides
+_ASKS = [
+    (r"^how (?:many|much) (?:years|days|hours|minutes|months|decades)\b", {"duration", "count"}),
+    (r"^how many\b", {"count"}),
+    (r"^how old\b|^how long ago\b", {"duration", "date"}),
+    (
+        r"^how long (?:does|did|do|will|would|is a (?:day|year)|are the (?:days|years))\b",
+        {"duration"},
+    ),
+    (r"^how long\b", {"duration", "length"}),
+    (r"^how (?:hot|cold|warm|cool)\b", {"temperature"}),
+    (r"^how fast\b|^how quickly\b", {"speed"}),
+    (r"^how (?:heavy|massive)\b|^how much (?:does|did|do) .* weigh\b", {"mass"}),
+    (r"^how far over\b|^how (?:steeply|much) .* (?:tilted|tipped|inclined)\b", {"angle"}),
+    (r"^how (?:far|deep|wide|tall|high|thick)\b|^how big across\b", {"length"}),
+    (r"^(?:when|what year|in (?:what|which) years?|which years?)\b", {"date"}),
+    (r"^(?:who|whom|whose)\b", {"name"}),
+    (
+        r"^(?:what|which) (?:spacecraft|probe|mission|astronomer|scientist|person"
+        r"|orbiter|lander|rover|telescope|moon|planet|crater|observatory|agency)\b",
+        {"name"},
+    ),
+    (r"^(?:is|are|was|were|does|do|did|can|could|has|have|will)\b", {"yes/no"}),
+    (r"^(?:how|why|where)\b", set()),  # an opening that decides nothing
+    (r"\b(?:rotation|orbital) period\b", {"duration"}),
+    (r"\btemperatures?\b", {"temperature"}),
+    (r"\bspeeds?\b|\bvelocity\b", {"speed"}),
+    (r"\bweigh(?:s|ed)?\b|\bmass of\b", {"mass"}),
+    (r"\b(?:tilt|inclination|obliquity)\b", {"angle"}),
+    (r"\b(?:diameter|radius|depth|height|distance|width|altitude)\b", {"length"}),
+]
+_ASK_RULES = [(re.compile(pattern, re.I), kinds) for pattern, kinds in _ASKS]
+
+
+def expected_kinds(question: str) -> frozenset[str]:
+    """The kinds of answer the question accepts (:data:`KINDS`), or an empty set when
+    the rules cannot tell: ``How deep is ...?`` accepts a length, ``How long does ...
+    take?`` a duration, ``How long is ...?`` either, ``Who ...?`` a name."""
+    question = validate.text(question, "question").strip()
+    for pattern, kinds in _ASK_RULES:
+        if pattern.search(question):
+            return frozenset(kinds)
+    return frozenset()
+
+
+def answer_kinds(words: str) -> frozenset[str]:
+    """The kinds an answer's words are: each quantity with its unit (``4,000 km`` a
+    length, ``3.9 billion years`` a duration, ``427 °C`` a temperature), a year or a
+    month (a date), a bare number or a number word (a count), a capitalised word that
+    is not a number or a month (a name), yes and no. Empty when none is recognised."""
+    words = validate.text(words, "words")
+    kinds = {kind for kind, pattern in QUANTITIES.items() if pattern.search(words)}
+    if _DATE.search(words):
+        kinds.add("date")
+    rest = words
+    for pattern in QUANTITIES.values():
+        rest = pattern.sub(" ", rest)
+    rest = _DATE.sub(" ", rest)
+    if _BARE_NUMBER.search(rest):
+        kinds.add("count")
+    if _YES_NO.match(words):
+        kinds.add("yes/no")
+    if any(name.lower() not in NUMBER_WORDS for name in _NAME.findall(_DATE.sub(" ", words))):
+        kinds.add("name")
+    return frozenset(kinds)
+
+
+def kind_mismatch(question: str, words: str) -> str | None:
+    """Why the answer's words are not the kind of answer the question asks for (``"the
+    answer is a duration; the question asks for a length"``), or None when they agree
+    or either kind is unknown. A question asking for a name accepts any answer with a
+    name in it; a yes/no question accepts any answer."""
+    expected = expected_kinds(question)
+    if not expected or "yes/no" in expected:
+        return None
+    found = answer_kinds(words)
+    if "name" in expected and _NAME.search(words):
+        return None
+    if not found or found & expected:
+        return None
+    if expected == {"count"} and found == {"date"}:
+        return None  # "how many ..." answered by a number read as a year
+    return (
+        f"the answer is {_a(sorted(found))}; the question asks for "
+        f"{_a(sorted(expected), 'or')}"
+    )
+
+
+def _a(kinds: list[str], joint: str = "and") -> str:
+    named = [f"a {k}" if k != "yes/no" else "a yes or no" for k in kinds]
+    return f" {joint} ".join(named) if len(named) < 3 else ", ".join(named)
