@@ -268,3 +268,22 @@ def test_sources_that_disagree_are_found_and_cited():
     assert [s.id for s in reader.last.disagree] == ["2.1"]
     quiet = CitedReader(StandIn(" 2\nEvidence: [1.1]"), check_conflicts=False)
     assert quiet(prompt).endswith("orbit the planet [1].")
+
+
+def test_a_figure_whose_unit_holds_the_questions_word_is_no_disagreement():
+    question = "How long is a day on Mars?"
+    prompt = build_prompt(
+        question,
+        [
+            ("Mars, Rotation", "A day on Mars lasts 24 hours 39 minutes."),
+            ("Mars, Orbit", "Mars takes about 687 Earth days to complete one orbit."),
+            ("Mars notes", "A day on Mars lasts 30 hours, some say."),
+        ],
+    )
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = disagreeing(question, "24 hours 39 minutes", [s["1.1"]], prompt, ("Mars",))
+    # the orbit's "Earth days" is a unit, not the day asked about; the note's day is
+    assert [x.id for x in found] == ["3.1"]
+    # "how big across": no word says what is asked about, so nothing is compared
+    across = build_prompt("How big across is Ceres?", [("Ceres", "Kerwan is 280 km across.")])
+    assert disagreeing("How big across is Ceres?", "939 km", [s["1.1"]], across, ("Ceres",)) == []

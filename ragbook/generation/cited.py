@@ -412,7 +412,8 @@ class CitedReader:
             claim = render_answer(words, evidence)
             if self.quote_unsupported and not supported(claim, prompt):
                 claim, quoted = quote(evidence[0]), True
-            rendered.append(claim)
+            if claim not in rendered:  # two claims quoting one sentence: once
+                rendered.append(claim)
             if self.check_conflicts:
                 against += [
                     s

@@ -72,6 +72,13 @@ def figures(text: str, kind: str) -> list[float]:
     return []
 
 
+def _without_figures(text: str, kind: str) -> str:
+    """The text with its figures of ``kind``, units and all, taken out."""
+    if kind in QUANTITIES:
+        return QUANTITIES[kind].sub(" ", text)
+    return _FIGURE.sub(" ", _YEAR.sub(" ", text))
+
+
 def _agree(a: float, b: float) -> bool:
     return abs(a - b) <= TOLERANCE * max(abs(a), abs(b))
 
@@ -87,8 +94,9 @@ def _terms(text: str) -> set[str]:
 # the words of "how long", "how many" ...: they ask, they are not what is asked about
 _ASKING = set(
     "long many much big large far old high deep wide fast hot cold warm tall thick "
-    "heavy massive across number".split()
+    "heavy massive across number far".split()
 )
+_ASKING_STEMS = {_stem(word) for word in _ASKING}
 _CLAUSE = re.compile(r"[,;:()]|\band\b|\bwhile\b|\bwhich\b")
 
 
@@ -100,7 +108,7 @@ def attribute_terms(question: str, names: list[str]) -> set[str]:
     return {
         term
         for term in map(_stem, analyze(question))
-        if term not in named and term not in _ASKING and not term.isdigit()
+        if term not in named and term not in _ASKING_STEMS and not term.isdigit()
     }
 
 
@@ -115,7 +123,8 @@ def disagreeing(
     ``words`` for what ``question`` asks: a figure of the kind the question asks for
     (:func:`~ragbook.generation.answer_types.expected_kinds`), none of whose figures
     agrees with the answer's or the evidence's, in a clause (a stretch between commas,
-    colons or "and") holding every :func:`attribute_terms` of the question, in a
+    colons or "and") holding every :func:`attribute_terms` of the question outside
+    its figures and their units, in a
     sentence that names the question's subject (one of ``subjects`` it names, or its
     other capitalised words) in its text or its source's label."""
     question = validate.text(question, "question")
@@ -144,9 +153,12 @@ def disagreeing(
                 continue
             for clause in _CLAUSE.split(sentence.text):
                 values = figures(clause, kind)
+                # the words around the figure, not its unit: "687 Earth days" is no
+                # figure for "How long is a day?"
+                around = _without_figures(clause, kind)
                 if (
                     values
-                    and not asked - _terms(clause)
+                    and not asked - _terms(around)
                     and not any(_agree(v, k) for v in values for k in known)
                 ):
                     found.append(sentence)
