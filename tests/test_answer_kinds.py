@@ -66,6 +66,7 @@ def test_the_kind_a_question_asks_for(question, kinds):
         ("23.5 km/s", {"speed"}),
         ("70 kg", {"mass"}),
         ("November 2026", {"date"}),
+        ("2178", {"date"}),
         ("two", {"count"}),
         ("72 flights", {"count"}),
         ("Mariner 10", {"count", "name"}),
@@ -287,3 +288,23 @@ def test_a_figure_whose_unit_holds_the_questions_word_is_no_disagreement():
     # "how big across": no word says what is asked about, so nothing is compared
     across = build_prompt("How big across is Ceres?", [("Ceres", "Kerwan is 280 km across.")])
     assert disagreeing("How big across is Ceres?", "939 km", [s["1.1"]], across, ("Ceres",)) == []
+
+
+def test_a_quoted_claim_keeps_the_option_it_answers():
+    question = "Which planet's rings were spotted first, Jupiter's or Uranus's?"
+    assert options(question) == ("Jupiter's", "Uranus's")
+    prompt = build_prompt(
+        "Which planet's rings were spotted first, Jupiter or Uranus?",
+        [
+            ("Uranus, Rings", "The rings were discovered on 10 March 1977 from an aircraft."),
+            ("Jupiter, Rings", "Jupiter's faint rings were found by Voyager 1 in 1979."),
+        ],
+    )
+    reply = " Uranus, 1977\nEvidence: [1.1]\nAnswer: Jupiter, 1979\nEvidence: [2.1]"
+    answer = CitedReader(StandIn(reply))(prompt)
+    # "Uranus, 1977" is not in its source's words, so the sentence is quoted, led by
+    # the option it answers; the earlier year comes first
+    assert answer == (
+        "Uranus: The rings were discovered on 10 March 1977 from an aircraft [1]. "
+        "Jupiter, 1979 [2]."
+    )

@@ -79,7 +79,7 @@ _MONTH = (
     r"|december"
 )
 _DATE = re.compile(
-    rf"\b(?:1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b(?:{_MONTH})\b|\b\d{{1,2}}(?:st|nd|rd|th)? century\b",
+    rf"\b(?:1[0-9]{{3}}|2[0-9]{{3}})s?\b|\b(?:{_MONTH})\b|\b\d{{1,2}}(?:st|nd|rd|th)? century\b",
     re.I,
 )
 _BARE_NUMBER = re.compile(rf"(?<![\w.]){_NUMBER}(?![\w.]|\.\d)", re.I)

@@ -39,7 +39,7 @@ from typing import Callable
 from .. import validate
 from .answer_types import kind_mismatch
 from .conflicts import DISAGREE, disagreeing
-from .parts import lead_with_option, options, order_claims, two_parts
+from .parts import first_option, lead_with_option, options, order_claims, two_parts
 from .requests import off_task
 from .cited_checks import (
     anchor,
@@ -412,6 +412,9 @@ class CitedReader:
             claim = render_answer(words, evidence)
             if self.quote_unsupported and not supported(claim, prompt):
                 claim, quoted = quote(evidence[0]), True
+                option = first_option(prompt.question, words)
+                if option and first_option(prompt.question, claim) != option:
+                    claim = f"{option}: {claim}"  # the quote keeps the claim's option
             if claim not in rendered:  # two claims quoting one sentence: once
                 rendered.append(claim)
             if self.check_conflicts:

@@ -33,7 +33,7 @@ __all__ = ["DISAGREE", "TOLERANCE", "figures", "attribute_terms", "disagreeing"]
 DISAGREE = "The sources disagree:"  # how an answer says so, before the other side
 TOLERANCE = 0.02  # two figures within 2 % of each other agree
 
-_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
+_YEAR = re.compile(r"\b(1[0-9]{3}|2[0-9]{3})\b")
 _FIGURE = re.compile(r"(?<![\w.])[-−]?(\d[\d,]*(?:\.\d+)?)(?!\.\d)|" + SPELLED_NUMBER.pattern, re.I)
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 

@@ -26,6 +26,7 @@ __all__ = [
     "quantity",
     "order_claims",
     "lead_with_option",
+    "first_option",
 ]
 
 _NAME = r"(?:the )?[A-Z][\w'’-]*(?: [A-Z0-9][\w'’-]*)*"
@@ -149,7 +150,7 @@ def quantity(words: str) -> tuple[str, float] | None:
     if unit in _TO and _TO[unit][1] is not None:
         dimension, factor = _TO[unit]
         return dimension, value * factor
-    if re.fullmatch(r"1[0-9]{3}|20[0-9]{2}", number) and not scale:
+    if re.fullmatch(r"1[0-9]{3}|2[0-9]{3}", number) and not scale:
         return "year", value
     return unit, value  # a unit of its own ("percent"), or none
 
@@ -184,3 +185,15 @@ def lead_with_option(question: str, words: str, label: str) -> str:
         return words
     about = names(label)
     return f"{about[0]}: {words}" if len(about) == 1 else words
+
+
+def first_option(question: str, text: str) -> str | None:
+    """The option of the question (``"..., Jupiter or Saturn?"``) that ``text`` names
+    first, or None when it names neither, or the question has no options."""
+    found = [
+        (match.start(), choice)
+        for choice in options(question)
+        for match in [re.search(rf"\b{re.escape(choice)}\b", text, re.I)]
+        if match
+    ]
+    return min(found)[1] if found else None
