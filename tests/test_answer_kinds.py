@@ -308,3 +308,25 @@ def test_a_quoted_claim_keeps_the_option_it_answers():
         "Uranus: The rings were discovered on 10 March 1977 from an aircraft [1]. "
         "Jupiter, 1979 [2]."
     )
+
+
+def test_the_planted_suite_loads_plants_and_scores():
+    from ragbook.corpus.documents import load_corpus
+    from ragbook.system.planted import load_conflicts, plant_conflict, run_conflicts
+
+    documents = load_corpus()
+    cases = load_conflicts(documents)
+    assert {c.split for c in cases} == {"dev", "test"}
+    after = next(c for c in cases if c.kind == "after")
+    host = next(d for d in plant_conflict(after, documents) if d.id == after.host)
+    assert f"{after.after} {after.text}" in host.text
+    note = next(c for c in cases if c.kind == "file")
+    assert plant_conflict(note, documents)[-1].title == note.title
+    # scored by hand-made answers: the planted figure alone, and with the disagreement
+    mars = [c for c in cases if c.id.startswith("mars-moons")]
+    silent = run_conflicts(lambda docs: lambda q: "Ten [1].", mars)
+    assert [(r.planted, r.true, r.silent) for r in silent] == [(True, False, True)] * 2
+    told = run_conflicts(
+        lambda docs: lambda q: "Ten [1]. The sources disagree: Mars has two moons [2].", mars
+    )
+    assert [(r.planted, r.true, r.silent) for r in told] == [(True, True, False)] * 2

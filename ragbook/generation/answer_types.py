@@ -101,6 +101,7 @@ _ASKS = [
     (r"^how (?:hot|cold|warm|cool)\b", {"temperature"}),
     (r"^how fast\b|^how quickly\b", {"speed"}),
     (r"^how (?:heavy|massive)\b|^how much (?:does|did|do) .* weigh\b", {"mass"}),
+    (r"^how much\b", {"mass", "length", "duration", "count", "speed", "temperature"}),
     (r"^how far over\b|^how (?:steeply|much) .* (?:tilted|tipped|inclined)\b", {"angle"}),
     (r"^how (?:far|deep|wide|tall|high|thick)\b|^how big across\b", {"length"}),
     (r"^(?:when|what year|in (?:what|which) years?|which years?)\b", {"date"}),

@@ -9,13 +9,14 @@ about the same thing with another value; the cited reader then says that the sou
 disagree and cites both sides.
 
 "The same thing" is read from words, as a person skimming would: the sentence names
-the question's subject (in its text or its source's label), and one of its clauses
-holds a figure of the kind the question asks for beside every word of the question
-that says what is asked about ("moons" in "How many moons does Mars have?"). Two figures agree when they differ by less than 2 % (``88`` and ``87.969``
-days). A sentence that restates the evidence's own figures is no disagreement. The
-rule misses a disagreement worded differently from the question ("satellites" for
-"moons"), and can take two figures of different things described in the same words
-for one.
+the question's subject (in its text or its source's label), holds a figure of the
+kind the question asks for, and holds as many of the question's words that say what
+is asked about ("moons" in "How many moons does Mars have?") as the evidence does,
+and a quarter of the evidence's own words.
+Two figures agree when they differ by less than 2 % (``88`` and ``87.969`` days). A
+sentence that restates the evidence's own figures is no disagreement. The rule misses
+a disagreement worded differently from the question ("satellites" for "moons"), and
+can take two figures of different things described in the same words for one.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from .cited_prompt import Sentence, numbered_sentences
 from .prompts import Prompt
 from ..indexing.text import analyze
 
-__all__ = ["DISAGREE", "TOLERANCE", "figures", "attribute_terms", "disagreeing"]
+__all__ = ["DISAGREE", "SHARED", "TOLERANCE", "figures", "attribute_terms", "disagreeing"]
 
 DISAGREE = "The sources disagree:"  # how an answer says so, before the other side
+SHARED = 0.25  # the share of the evidence's words a disagreeing sentence must hold
 TOLERANCE = 0.02  # two figures within 2 % of each other agree
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|2[0-9]{3})\b")
@@ -97,7 +99,6 @@ _ASKING = set(
     "heavy massive across number far".split()
 )
 _ASKING_STEMS = {_stem(word) for word in _ASKING}
-_CLAUSE = re.compile(r"[,;:()]|\band\b|\bwhile\b|\bwhich\b")
 
 
 def attribute_terms(question: str, names: list[str]) -> set[str]:
@@ -112,6 +113,39 @@ def attribute_terms(question: str, names: list[str]) -> set[str]:
     }
 
 
+def _counted(text: str, asked: set[str]) -> list[float]:
+    """The counts of ``text`` that count something asked about: a number or number
+    word followed, within three words, by an asked term ("ten known moons")."""
+    words = re.findall(r"[\w'’.,-]+", text)
+    found = []
+    for i, word in enumerate(words):
+        token = word.strip(".,")
+        if figures(token, "count") and not _YEAR.fullmatch(token):
+            if {_stem(w.strip(".,").lower()) for w in words[i + 1 : i + 4]} & asked:
+                found.append(_value(token))
+    return found
+
+
+def _covered(asked: set[str], sentence: Sentence, prompt: Prompt, kind: str) -> float:
+    """The share of the asked terms that the sentence and its source's label hold,
+    outside the sentence's figures of ``kind`` and their units."""
+    label = prompt.sources[sentence.source - 1].label
+    held = _terms(f"{label} {_without_figures(sentence.text, kind)}")
+    return len(asked & held) / len(asked)
+
+
+def _shared(sentence: Sentence, evidence: list[Sentence], kind: str) -> float:
+    """The largest share of an evidence sentence's terms, figures and units left out,
+    that ``sentence`` holds: how much the two say in the same words."""
+    held = _terms(_without_figures(sentence.text, kind))
+    shares = [
+        len(terms & held) / len(terms)
+        for terms in (_terms(_without_figures(e.text, kind)) for e in evidence)
+        if terms
+    ]
+    return max(shares, default=0.0)
+
+
 def disagreeing(
     question: str,
     words: str,
@@ -120,13 +154,17 @@ def disagreeing(
     subjects: tuple[str, ...] = (),
 ) -> list[Sentence]:
     """The sentences of ``prompt``'s sources that give another figure than the answer's
-    ``words`` for what ``question`` asks: a figure of the kind the question asks for
-    (:func:`~ragbook.generation.answer_types.expected_kinds`), none of whose figures
-    agrees with the answer's or the evidence's, in a clause (a stretch between commas,
-    colons or "and") holding every :func:`attribute_terms` of the question outside
-    its figures and their units, in a
-    sentence that names the question's subject (one of ``subjects`` it names, or its
-    other capitalised words) in its text or its source's label."""
+    ``words`` for what ``question`` asks.
+
+    Such a sentence names the question's subject (one of ``subjects`` it names, or
+    its other capitalised words), in its text or its source's label; it holds a figure
+    of a kind the question asks for
+    (:func:`~ragbook.generation.answer_types.expected_kinds`; a count only when
+    followed by a word of the question, as in "ten moons"), and none of its figures
+    agrees with the answer's or the evidence's; and it holds at least half of the
+    :func:`attribute_terms` of the question, and no fewer than the evidence holds,
+    counting its source's label and leaving out its figures' units; and it holds at
+    least :data:`SHARED` of the words of an evidence sentence (figures left out)."""
     question = validate.text(question, "question")
     kinds = [k for k in expected_kinds(question) if k not in ("name", "yes/no")]
     if not evidence or not kinds:
@@ -144,6 +182,7 @@ def disagreeing(
         if not answer:
             continue
         known = answer + [v for s in evidence for v in figures(s.text, kind)]
+        bar = max(0.5, max(_covered(asked, s, prompt, kind) for s in evidence))
         for sentence in numbered_sentences(prompt):
             if sentence.id in cited or sentence in found:
                 continue
@@ -151,16 +190,17 @@ def disagreeing(
             about = f"{label} {sentence.text}"
             if named and not any(re.search(rf"\b{re.escape(n)}", about) for n in named):
                 continue
-            for clause in _CLAUSE.split(sentence.text):
-                values = figures(clause, kind)
-                # the words around the figure, not its unit: "687 Earth days" is no
-                # figure for "How long is a day?"
-                around = _without_figures(clause, kind)
-                if (
-                    values
-                    and not asked - _terms(around)
-                    and not any(_agree(v, k) for v in values for k in known)
-                ):
-                    found.append(sentence)
-                    break
+            values = (
+                _counted(sentence.text, asked)
+                if kind == "count"
+                else figures(sentence.text, kind)
+            )
+            every = figures(sentence.text, kind)  # "128 new moons ... to 274": agrees
+            if (
+                values
+                and not any(_agree(v, k) for v in every + values for k in known)
+                and _covered(asked, sentence, prompt, kind) >= bar
+                and _shared(sentence, evidence, kind) >= SHARED
+            ):
+                found.append(sentence)
     return found

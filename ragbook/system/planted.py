@@ -7,6 +7,8 @@ for that figure. :func:`run_conflicts` answers every question over its planted c
 the corpus and records whether the answer names the planted figure, the true one, and
 whether it says that the sources disagree. A reader fails a case when it gives the
 planted figure and says nothing of the disagreement (:attr:`ConflictResult.silent`).
+The ``dev`` cases served to build the disagreement check
+(:mod:`ragbook.generation.conflicts`); the ``test`` cases were written after it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class Conflict:
     text: str
     after: str = ""
     title: str = ""
+    split: str = "dev"
 
 
 def load_conflicts(documents: Sequence[Document] | None = None) -> list[Conflict]:
@@ -67,7 +70,10 @@ def load_conflicts(documents: Sequence[Document] | None = None) -> list[Conflict
             entry["text"],
             entry.get("after", ""),
             entry.get("title", ""),
+            entry.get("split", ""),
         )
+        if case.split not in ("dev", "test"):
+            raise ValueError(f"case {case.id}: split must be dev or test, got {case.split!r}")
         if case.kind not in KINDS:
             raise ValueError(f"case {case.id}: kind must be one of {KINDS}, got {case.kind!r}")
         if case.host not in by_id:
@@ -101,8 +107,9 @@ def plant_conflict(
 
 
 def _names(answer: str, forms: Sequence[str]) -> bool:
-    words = f" {normalize_answer(answer)} "
-    return any(f" {normalize_answer(form)} " in words for form in forms)
+    """Whether the answer's normalised words hold one of the forms' words in a row."""
+    words = f" {' '.join(normalize_answer(answer))} "
+    return any(f" {' '.join(normalize_answer(form))} " in words for form in forms)
 
 
 @dataclass(frozen=True)
