@@ -407,7 +407,13 @@ def test_a_draft_is_followed_by_the_checked_answer_or_the_refusal():
 
     evidence = (Sentence("1.1", 1, "Two small moons orbit the planet."),)
     answered = CitedAnswer(
-        "Two small moons orbit the planet [1].", False, "", "2", evidence, " 2", None,
+        "Two small moons orbit the planet [1].",
+        False,
+        "",
+        "2",
+        evidence,
+        " 2",
+        None,
         quoted=True,
     )
     out = io.StringIO()
@@ -419,8 +425,13 @@ def test_a_draft_is_followed_by_the_checked_answer_or_the_refusal():
         "answer: Two small moons orbit the planet [1].",
     ]
     refused = CitedAnswer(
-        "The sources do not contain the answer.", True,
-        "a number in no sentence it may cite", "3", evidence, " 3", None,
+        "The sources do not contain the answer.",
+        True,
+        "a number in no sentence it may cite",
+        "3",
+        evidence,
+        " 3",
+        None,
     )
     out = io.StringIO()
     out.write("draft: 3")

@@ -44,7 +44,9 @@ def print_cited(reading, out, drafted: bool = False) -> None:
         print(f"refused ({reading.why}): {reading.answer}", file=out)
     else:
         if reading.quoted:
-            print("(the draft's words cannot be checked; its evidence, quoted)", file=out)
+            print(
+                "(the draft's words cannot be checked; its evidence, quoted)", file=out
+            )
         print(f"answer: {reading.answer}", file=out)
     if not reading.refused:
         for sentence in reading.evidence:

@@ -57,21 +57,22 @@ SPELLED_NUMBER = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.I)
 _NUMBER = r"(?:\d[\d,]*(?:\.\d+)?|" + SPELLED_NUMBER.pattern + r")"
 _SCALE = r"(?:\s+(?:thousand|million|billion|trillion))?"
 _UNITS = {
-    "length": r"km|kilomet(?:re|er)s?|met(?:re|er)s?|m|cm|mm|miles?|au|astronomical units?"
+    "length": r"km|kilomet(?:re|er)s?|met(?:re|er)s?|m|cm|mm|miles?|au"
+    r"|astronomical units?"
     r"|light[- ]years?|parsecs?|(?:earth |solar |jupiter )?radii",
     "duration": r"(?:earth |martian |terrestrial )?(?:seconds?|minutes?|hours?|h|days?"
     r"|weeks?|months?|years?|yr|decades?|centuries|century|millennia|sols?)",
     "mass": r"kg|kilograms?|grams?|g|tonnes?|tons?|(?:earth|jupiter|solar) masses",
     "temperature": r"°\s?[cfk]|degrees (?:celsius|fahrenheit)|kelvin|k",
-    "angle": r"°(?!\s?[cfk]\b)|degrees?(?! (?:celsius|fahrenheit))|arcseconds?|arcminutes?",
-    "speed": r"km/s|m/s|km/h|mph|(?:kilomet(?:re|er)s?|met(?:re|er)s?|km|m|cm|mm|miles?)"
+    "angle": r"°(?!\s?[cfk]\b)|degrees?(?! (?:celsius|fahrenheit))"
+    r"|arcseconds?|arcminutes?",
+    "speed": r"km/s|m/s|km/h|mph"
+    r"|(?:kilomet(?:re|er)s?|met(?:re|er)s?|km|m|cm|mm|miles?)"
     r"\s+(?:per|an|a|each|every)\s+(?:second|hour|day|year|century)",
 }
 # a figure with its unit, for each kind of quantity: "4,000 km", "3.9 billion years"
 QUANTITIES = {
-    kind: re.compile(
-        rf"[-−]?{_NUMBER}{_SCALE}\s*(?:{unit})(?![\w/])", re.I
-    )
+    kind: re.compile(rf"[-−]?{_NUMBER}{_SCALE}\s*(?:{unit})(?![\w/])", re.I)
     for kind, unit in _UNITS.items()
 }
 _MONTH = (
@@ -79,7 +80,8 @@ _MONTH = (
     r"|december"
 )
 _DATE = re.compile(
-    rf"\b(?:1[0-9]{{3}}|2[0-9]{{3}})s?\b|\b(?:{_MONTH})\b|\b\d{{1,2}}(?:st|nd|rd|th)? century\b",
+    rf"\b(?:1[0-9]{{3}}|2[0-9]{{3}})s?\b|\b(?:{_MONTH})\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)? century\b",
     re.I,
 )
 _BARE_NUMBER = re.compile(rf"(?<![\w.]){_NUMBER}(?![\w.]|\.\d)", re.I)
@@ -90,11 +92,15 @@ _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
 # opening does not decide: "What is ...?") a quantity it names; the first rule that
 # matches decides
 _ASKS = [
-    (r"^how (?:many|much) (?:years|days|hours|minutes|months|decades)\b", {"duration", "count"}),
+    (
+        r"^how (?:many|much) (?:years|days|hours|minutes|months|decades)\b",
+        {"duration", "count"},
+    ),
     (r"^how many\b", {"count"}),
     (r"^how old\b|^how long ago\b", {"duration", "date"}),
     (
-        r"^how long (?:does|did|do|will|would|is a (?:day|year)|are the (?:days|years))\b",
+        r"^how long (?:does|did|do|will|would|is a (?:day|year)"
+        r"|are the (?:days|years))\b",
         {"duration"},
     ),
     (r"^how long\b", {"duration", "length"}),
@@ -102,7 +108,10 @@ _ASKS = [
     (r"^how fast\b|^how quickly\b", {"speed"}),
     (r"^how (?:heavy|massive)\b|^how much (?:does|did|do) .* weigh\b", {"mass"}),
     (r"^how much\b", {"mass", "length", "duration", "count", "speed", "temperature"}),
-    (r"^how far over\b|^how (?:steeply|much) .* (?:tilted|tipped|inclined)\b", {"angle"}),
+    (
+        r"^how far over\b|^how (?:steeply|much) .* (?:tilted|tipped|inclined)\b",
+        {"angle"},
+    ),
     (r"^how (?:far|deep|wide|tall|high|thick)\b|^how big across\b", {"length"}),
     (r"^(?:when|what year|in (?:what|which) years?|which years?)\b", {"date"}),
     (r"^(?:who|whom|whose)\b", {"name"}),
@@ -151,7 +160,10 @@ def answer_kinds(words: str) -> frozenset[str]:
         kinds.add("count")
     if _YES_NO.match(words):
         kinds.add("yes/no")
-    if any(name.lower() not in NUMBER_WORDS for name in _NAME.findall(_DATE.sub(" ", words))):
+    if any(
+        name.lower() not in NUMBER_WORDS
+        for name in _NAME.findall(_DATE.sub(" ", words))
+    ):
         kinds.add("name")
     return frozenset(kinds)
 

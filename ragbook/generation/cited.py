@@ -178,12 +178,14 @@ class CitedReader:
     and how cold") is asked for two claims, each with its own evidence and each
     checked as above; a claim that fails is left out, and the answer is refused when
     both fail or when a name of the question is in none of the sources of the claims
-    left (a comparison with one side found). A comparison's claims are ordered by their figures
+    left (a comparison with one side found). A comparison's claims are ordered by
+    their figures
     (:func:`~ragbook.generation.parts.order_claims`), so the answer names the winning
     option first.
 
-    With ``check_conflicts`` (the default), an answer for which a sentence of the
-    sources gives another figure (:func:`~ragbook.generation.conflicts.disagreeing`)
+    With ``check_conflicts`` (the default), an answer to a question in one part for
+    which a sentence of the sources gives another figure
+    (:func:`~ragbook.generation.conflicts.disagreeing`)
     says so: "The sources disagree:", then that sentence, quoted and cited.
 
     With ``closed_book`` (the default), the same request also reads the answer's
@@ -375,7 +377,9 @@ class CitedReader:
             )
             return self.last
         # a second claim that repeats the first says nothing more
-        claims = list({w.strip(" ."): (w, e) for w, e in parse_claims(reply, citable)}.values())
+        claims = list(
+            {w.strip(" ."): (w, e) for w, e in parse_claims(reply, citable)}.values()
+        )
         if self.refuse_below is not None and score[self.refuse_by] < self.refuse_below:
             why = f"{self.refuse_by} below {self.refuse_below}"
             claims = [(words, evidence, why, False) for words, evidence in claims]
@@ -417,7 +421,7 @@ class CitedReader:
                     claim = f"{option}: {claim}"  # the quote keeps the claim's option
             if claim not in rendered:  # two claims quoting one sentence: once
                 rendered.append(claim)
-            if self.check_conflicts:
+            if self.check_conflicts and parts == 1:
                 against += [
                     s
                     for s in disagreeing(

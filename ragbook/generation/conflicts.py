@@ -29,14 +29,23 @@ from .cited_prompt import Sentence, numbered_sentences
 from .prompts import Prompt
 from ..indexing.text import analyze
 
-__all__ = ["DISAGREE", "SHARED", "TOLERANCE", "figures", "attribute_terms", "disagreeing"]
+__all__ = [
+    "DISAGREE",
+    "SHARED",
+    "TOLERANCE",
+    "figures",
+    "attribute_terms",
+    "disagreeing",
+]
 
 DISAGREE = "The sources disagree:"  # how an answer says so, before the other side
 SHARED = 0.25  # the share of the evidence's words a disagreeing sentence must hold
 TOLERANCE = 0.02  # two figures within 2 % of each other agree
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|2[0-9]{3})\b")
-_FIGURE = re.compile(r"(?<![\w.])[-−]?(\d[\d,]*(?:\.\d+)?)(?!\.\d)|" + SPELLED_NUMBER.pattern, re.I)
+_FIGURE = re.compile(
+    r"(?<![\w.])[-−]?(\d[\d,]*(?:\.\d+)?)(?!\.\d)|" + SPELLED_NUMBER.pattern, re.I
+)
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 
 
@@ -96,7 +105,7 @@ def _terms(text: str) -> set[str]:
 # the words of "how long", "how many" ...: they ask, they are not what is asked about
 _ASKING = set(
     "long many much big large far old high deep wide fast hot cold warm tall thick "
-    "heavy massive across number far".split()
+    "heavy massive across number far times".split()
 )
 _ASKING_STEMS = {_stem(word) for word in _ASKING}
 

@@ -31,7 +31,8 @@ __all__ = [
 
 _NAME = r"(?:the )?[A-Z][\w'’-]*(?: [A-Z0-9][\w'’-]*)*"
 _OPTIONS = re.compile(
-    rf",\s*(?:[a-z]+ )*?(?:on |in |at |of |for )?({_NAME})\s+or\s+(?:on |in |at |of |for )?({_NAME})"
+    rf",\s*(?:[a-z]+ )*?(?:on |in |at |of |for )?({_NAME})"
+    rf"\s+or\s+(?:on |in |at |of |for )?({_NAME})"
     r"\s*\?\s*$"
 )
 _TWO = [
@@ -44,7 +45,8 @@ _TWO = [
     )
 ] + [
     re.compile(
-        r"(?<!between )\b(?:on|of|for|in|at|to|around|by) (?:the )?[A-Z][\w'’-]+ and (?:on|of|for|in"
+        r"(?<!between )\b(?:on|of|for|in|at|to|around|by) (?:the )?[A-Z][\w'’-]+"
+        r" and (?:on|of|for|in"
         r"|at|to|around|by) (?:the )?[A-Z][\w'’-]+"
     ),
     re.compile(
@@ -115,15 +117,26 @@ _FIGURE = re.compile(
 )
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 _TO = {  # a unit word: (the dimension, the factor to its base unit)
-    "km": ("length", 1.0), "kilometres": ("length", 1.0), "kilometers": ("length", 1.0),
-    "m": ("length", 1e-3), "metres": ("length", 1e-3), "meters": ("length", 1e-3),
+    "km": ("length", 1.0),
+    "kilometres": ("length", 1.0),
+    "kilometers": ("length", 1.0),
+    "m": ("length", 1e-3),
+    "metres": ("length", 1e-3),
+    "meters": ("length", 1e-3),
     "au": ("length", 1.496e8),
-    "seconds": ("time", 1 / 86400), "minutes": ("time", 1 / 1440),
-    "hours": ("time", 1 / 24), "h": ("time", 1 / 24), "days": ("time", 1.0),
-    "day": ("time", 1.0), "earth": ("time", None), "years": ("time", 365.25),
+    "seconds": ("time", 1 / 86400),
+    "minutes": ("time", 1 / 1440),
+    "hours": ("time", 1 / 24),
+    "h": ("time", 1 / 24),
+    "days": ("time", 1.0),
+    "day": ("time", 1.0),
+    "earth": ("time", None),
+    "years": ("time", 365.25),
     "year": ("time", 365.25),
-    "kg": ("mass", 1.0), "tonnes": ("mass", 1e3),
-    "km/s": ("speed", 1.0), "m/s": ("speed", 1e-3),
+    "kg": ("mass", 1.0),
+    "tonnes": ("mass", 1e3),
+    "km/s": ("speed", 1.0),
+    "m/s": ("speed", 1e-3),
 }
 
 

@@ -53,7 +53,8 @@ OFF_TASK = {
     ),
     "it asks for the reader's instructions": (
         rf"\b(?:repeat|reveal|print|show|display|output|recite|quote|echo|paste|copy"
-        rf"|dump|leak|summari[sz]e|list|spell out|share|disclose|tell me)\b[^.?!]{{0,30}}"
+        rf"|dump|leak|summari[sz]e|list|spell out|share|disclose|tell me)\b"
+        rf"[^.?!]{{0,30}}"
         rf"{_INSTRUCTIONS}",
         rf"\bwhat (?:are|were|is) {_INSTRUCTIONS}",
         r"\bwhat (?:were you|have you been|are you) (?:told|given|instructed|asked)\b",
@@ -61,7 +62,8 @@ OFF_TASK = {
     ),
     "it asks for an answer whatever the sources say": (
         rf"\b(?:even if|even though|regardless of whether|whether or not|no matter"
-        rf"(?: whether| if| what)?)\b[^.?!]{{0,50}}\b(?:{_SOURCES}|you (?:don'?t|do not)"
+        rf"(?: whether| if| what)?)\b[^.?!]{{0,50}}\b(?:{_SOURCES}"
+        rf"|you (?:don'?t|do not)"
         r" know|(?:it'?s|it is) not (?:there|stated|mentioned|given))",
         r"\b(?:do not|don'?t|never|must not|mustn'?t|cannot|can'?t|can not|you may not)"
         r"\s+(?:say|reply|answer|tell me|respond|claim|refuse|decline|abstain)\b"
@@ -69,18 +71,21 @@ OFF_TASK = {
         r"|cannot)\b",
         r"\b(?:you must|you have to|you need to) (?:answer|give|reply|respond)\b",
         r"\b(?:make (?:one|it|something|a number|an answer) up|just (?:guess|make)"
-        r"|(?:give|take) (?:me )?(?:your )?(?:best )?guess|invent (?:one|an? answer))\b",
+        r"|(?:give|take) (?:me )?(?:your )?(?:best )?guess"
+        r"|invent (?:one|an? answer))\b",
         r"\banswer (?:it )?(?:anyway|regardless|no matter what)\b",
     ),
     "it is a task, not a question about the documents": (
-        r"^\W*(?:please\s+|now\s+|kindly\s+|can you\s+|could you\s+)?(?:write|compose|draft"
+        r"^\W*(?:please\s+|now\s+|kindly\s+|can you\s+|could you\s+)?"
+        r"(?:write|compose|draft"
         r"|generate|create|translate|code|program|sing|rhyme|paint|draw|roleplay"
         r"|role-play|pretend|act as|imagine you are|you are now|play the role)\b",
         r"\b(?:a|an|me a|us a) (?:poem|haiku|limerick|sonnet|joke|song|story|essay"
         r"|recipe|riddle|rap|letter|tweet|slogan)\b",
         r"\b(?:tell|give) (?:me |us )?(?:a |another )?joke\b",
         r"\btranslate\b[^.?!]{0,60}\b(?:into|to) (?:[A-Z]\w+)\b",
-        r"\b(?:python|javascript|sql|bash|c\+\+|java) (?:code|function|script|program)\b",
+        r"\b(?:python|javascript|sql|bash|c\+\+|java)"
+        r" (?:code|function|script|program)\b",
     ),
 }
 _RULES = [
@@ -109,7 +114,12 @@ def load_requests() -> list[dict]:
     kinds = set(raw.get("kinds", {})) | {"control"}
     for entry in raw["requests"]:
         if not entry.get("text") or entry.get("kind") not in kinds | {
-            "ignore_sources", "reveal_instructions", "answer_regardless", "not_a_question"
+            "ignore_sources",
+            "reveal_instructions",
+            "answer_regardless",
+            "not_a_question",
         }:
-            raise ValueError(f"request {entry.get('id')!r} has no text or an unknown kind")
+            raise ValueError(
+                f"request {entry.get('id')!r} has no text or an unknown kind"
+            )
     return list(raw["requests"])

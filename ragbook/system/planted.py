@@ -73,18 +73,26 @@ def load_conflicts(documents: Sequence[Document] | None = None) -> list[Conflict
             entry.get("split", ""),
         )
         if case.split not in ("dev", "test"):
-            raise ValueError(f"case {case.id}: split must be dev or test, got {case.split!r}")
+            raise ValueError(
+                f"case {case.id}: split must be dev or test, got {case.split!r}"
+            )
         if case.kind not in KINDS:
-            raise ValueError(f"case {case.id}: kind must be one of {KINDS}, got {case.kind!r}")
+            raise ValueError(
+                f"case {case.id}: kind must be one of {KINDS}, got {case.kind!r}"
+            )
         if case.host not in by_id:
             raise ValueError(f"case {case.id}: no article {case.host!r}")
         host = by_id[case.host].text
         if case.kind == "after" and host.count(case.after) != 1:
-            raise ValueError(f"case {case.id}: its 'after' sentence is not once in {case.host}")
+            raise ValueError(
+                f"case {case.id}: its 'after' sentence is not once in {case.host}"
+            )
         if case.kind == "file" and not case.title:
             raise ValueError(f"case {case.id}: a planted file needs a title")
         if _names(host, case.false):
-            raise ValueError(f"case {case.id}: its false figure is in {case.host} already")
+            raise ValueError(
+                f"case {case.id}: its false figure is in {case.host} already"
+            )
         cases.append(case)
     return cases
 
@@ -102,7 +110,9 @@ def plant_conflict(
             document = parse_markdown(text, document.id)
         out.append(document)
     if case.kind == "file":
-        out.append(parse_markdown(f"# {case.title}\n\n{case.text}\n", f"{case.id}-note"))
+        out.append(
+            parse_markdown(f"# {case.title}\n\n{case.text}\n", f"{case.id}-note")
+        )
     return out
 
 
@@ -139,7 +149,9 @@ def run_conflicts(
         raise TypeError("make_answer must be a function of a list of documents")
     results = []
     for case in load_conflicts() if cases is None else cases:
-        answer = validate.text(make_answer(plant_conflict(case))(case.question), "answer")
+        answer = validate.text(
+            make_answer(plant_conflict(case))(case.question), "answer"
+        )
         results.append(
             ConflictResult(
                 case,
