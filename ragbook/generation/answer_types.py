@@ -9,8 +9,8 @@ question accepts from its opening words and the quantity it names;
 names; :func:`kind_mismatch` says why the two disagree, or returns None.
 
 The rules are patterns on words, so they fail where patterns fail: a question whose
-kind is in a word they do not list ("What is Mars's rotation period?") accepts any
-answer, "How big" accepts a length, an area, a mass or a count, and an answer whose
+kind is in a word they do not list ("What is Mars's sidereal day?", "How big is
+Ceres?") accepts any answer, "How much" accepts any quantity, and an answer whose
 unit is spelled unusually has no kind and passes. A rule that cannot tell says
 nothing: it refuses only on a clear disagreement.
 """
