@@ -1,9 +1,9 @@
 """Every structured reply the book recorded for the cited reader
 (ragbook.generation.cited), read as the reader reads it: the reply parses under the
-grammar's form (ragbook.generation.cited_prompt), and the answer it renders carries, in
-every claim, citations of sources that its prompt holds. The claims and citations are
-found by the grounding checks (ragbook.generation.verification), not by the reader's
-own rendering."""
+grammar's form (ragbook.generation.cited_prompt), one claim or two, and the answer it
+renders carries, in every claim, citations of sources that its prompt holds. The claims
+and citations are found by the grounding checks (ragbook.generation.verification), not
+by the reader's own rendering."""
 
 import re
 
@@ -13,7 +13,7 @@ from ragbook import llm
 from ragbook.generation.cited_prompt import (
     OPENING,
     Sentence,
-    parse_reply,
+    parse_claims,
     render_answer,
 )
 from ragbook.generation.verification import check_answer
@@ -48,11 +48,12 @@ def test_every_recorded_answer_cites_in_every_claim_a_source_of_its_prompt(numbe
     if result["finish_reason"] == "length":
         return  # cut short: the reader refuses, nothing is claimed
     assert result["finish_reason"] == "stop", result["text"]
-    words, evidence = parse_reply(result["text"], sentences)
-    if words.strip(" .").lower() in ("", "none"):
-        return  # a refusal: nothing is claimed
-    checks = check_answer(render_answer(words, evidence), {n: "" for n in held})
-    assert checks
-    for check in checks:
-        assert check.cited, check.claim
-        assert set(check.cited) <= held and not check.missing_sources, check.claim
+    # one claim, or two for a question in two parts
+    for words, evidence in parse_claims(result["text"], sentences):
+        if words.strip(" .").lower() in ("", "none"):
+            continue  # a refusal: nothing is claimed
+        checks = check_answer(render_answer(words, evidence), {n: "" for n in held})
+        assert checks
+        for check in checks:
+            assert check.cited, check.claim
+            assert set(check.cited) <= held and not check.missing_sources, check.claim
