@@ -24,6 +24,8 @@ from typing import Iterable
 
 __all__ = [
     "WIDTH",
+    "diagram_arrow",
+    "diagram_box",
     "wrap",
     "SourceListing",
     "glue_number",
@@ -223,3 +225,38 @@ def ranked(
     rows = [(name, rounded(score, decimals)) for name, score in pairs]
     rows.sort(key=lambda row: (-row[1], row[0]))
     return rows if n is None else rows[: int(n)]
+
+
+def diagram_box(ax, x: float, y: float, text: str, colour: str = "#dbe9f6", size=9):
+    """A rounded box holding ``text`` centred at (x, y) of a matplotlib axes, for the
+    book's diagrams; returns the text artist that :func:`diagram_arrow` connects."""
+    return ax.text(
+        x,
+        y,
+        text,
+        ha="center",
+        va="center",
+        fontsize=size,
+        bbox=dict(boxstyle="round,pad=0.45", fc=colour, ec="0.3"),
+    )
+
+
+def diagram_arrow(ax, source, target, dashed: bool = False, bend: float = 0.0) -> None:
+    """An arrow from one :func:`diagram_box` to another, clipped at both boxes' edges
+    (draw the figure's canvas once before, so the boxes have their sizes)."""
+    ax.annotate(
+        "",
+        xy=(0.5, 0.5),
+        xycoords=target,
+        xytext=(0.5, 0.5),
+        textcoords=source,
+        arrowprops=dict(
+            arrowstyle="-|>",
+            color="0.3",
+            lw=1.2,
+            linestyle="--" if dashed else "-",
+            patchA=source.get_bbox_patch(),
+            patchB=target.get_bbox_patch(),
+            connectionstyle=f"arc3,rad={bend}",
+        ),
+    )
