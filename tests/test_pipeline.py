@@ -441,3 +441,25 @@ def test_a_draft_is_followed_by_the_checked_answer_or_the_refusal():
         "refused (a number in no sentence it may cite): "
         "The sources do not contain the answer.",
     ]
+
+
+def test_each_claims_checks_are_printed_once_and_named_when_there_are_two():
+    from types import SimpleNamespace
+
+    from ragbook.cli.ask import print_checks
+    from ragbook.generation.verification import check_answer
+
+    sources = ["Venus takes 224.7 Earth days to orbit.", "Mars has two moons."]
+    two = check_answer(
+        "Venus orbits in 224.7 Earth days [1]. Mars has 3 moons.", sources
+    )
+    out = io.StringIO()
+    print_checks(SimpleNamespace(abstained=False, checks=two), out)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("checks, claim 1 of 2: supported (cites [1]")
+    assert lines[1].startswith("checks, claim 2 of 2: NOT supported (cites nothing")
+    one = check_answer("Mars has two moons [2].", sources)
+    out = io.StringIO()
+    print_checks(SimpleNamespace(abstained=False, checks=one), out)
+    assert out.getvalue().startswith("checks: supported (cites [2]")

@@ -17,7 +17,9 @@ def print_checks(result, out, indent: str = "") -> None:
     if result.abstained:
         print(f"{indent}checks: the generator abstained; nothing to check", file=out)
         return
-    for check in result.checks:
+    claims = len(result.checks)
+    for n, check in enumerate(result.checks, start=1):
+        label = "checks" if claims == 1 else f"checks, claim {n} of {claims}"
         verdict = "supported" if check.supported else "NOT supported"
         details = [
             f"cites {list(check.cited) or 'nothing'}",
@@ -29,7 +31,7 @@ def print_checks(result, out, indent: str = "") -> None:
             details.append(
                 f"numbers not in its sources {list(check.unsupported_numbers)}"
             )
-        print(f"{indent}checks: {verdict} ({', '.join(details)})", file=out)
+        print(f"{indent}{label}: {verdict} ({', '.join(details)})", file=out)
 
 
 def print_cited(reading, out, drafted: bool = False) -> None:
