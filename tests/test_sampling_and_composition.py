@@ -65,7 +65,7 @@ def test_seed_001_error_composition():
     assert round(end_to_end_accuracy(0.8, 0.9, 0.1), 4) == 0.74
 
 
-def test_recall_needed_inverts_the_composition():
+def test_evidence_rate_needed_inverts_the_composition():
     # (0.875 - 0.2) / (0.85 - 0.2) = 0.675 / 0.65 by hand
     assert evidence_rate_needed(0.875, 0.85, 0.2) == pytest.approx(0.675 / 0.65)
     assert evidence_rate_needed(0.785, 0.85, 0.2) == pytest.approx(0.9)
