@@ -329,6 +329,50 @@ def test_a_figure_whose_unit_holds_the_questions_word_is_no_disagreement():
     )
 
 
+def test_years_disagree_unless_equal_and_a_sentence_is_read_with_the_one_before():
+    question = "In what year did the Cassini mission launch?"
+    sources = [
+        ("Saturn, Exploration", "The Cassini mission was launched in 1997."),
+        ("Saturn notes", "Records say the Cassini mission launched in 1999."),
+    ]
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    # 1999 is within 2 % of 1997, but two years are one year only when equal
+    found = disagreeing(question, "1997", [s["1.1"]], prompt, ("Saturn",))
+    assert [x.id for x in found] == ["2.1"]
+    # "It ... its edge": what the sentence is about is in the sentence before it
+    question = "How fast are the winds at the edge of the Great Red Spot on Jupiter?"
+    sources = [
+        ("Jupiter notes", "Winds at the edge of the Great Red Spot reach 650 km/h."),
+        (
+            "Jupiter, Atmosphere",
+            "The Great Red Spot is a storm. It turns in six days, and winds at its "
+            "edge reach 400 km/h.",
+        ),
+    ]
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = disagreeing(question, "650 km/h", [s["1.1"]], prompt, ("Jupiter",))
+    assert [x.id for x in found] == ["2.2"]
+
+
+def test_a_sentence_that_does_not_name_the_questions_other_names_is_no_disagreement():
+    question = "When did the Galileo spacecraft arrive at Jupiter?"
+    sources = [
+        ("Jupiter, Exploration", "The Galileo spacecraft arrived in December 1995."),
+        ("Jupiter, Exploration", "JUICE was launched in 2023 and will arrive in 2031."),
+    ]
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    # "arrive" and "arrived" are one word to the check, but JUICE is not Galileo
+    assert disagreeing(question, "1995", [s["1.1"]], prompt, ("Jupiter",)) == []
+    named = [sources[0], ("Jupiter notes", "The Galileo spacecraft arrived in 1996.")]
+    prompt = build_prompt(question, named)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = disagreeing(question, "1995", [s["1.1"]], prompt, ("Jupiter",))
+    assert [x.id for x in found] == ["2.1"]
+
+
 def test_a_quoted_claim_keeps_the_option_it_answers():
     question = "Which planet's rings were spotted first, Jupiter's or Uranus's?"
     assert options(question) == ("Jupiter's", "Uranus's")
@@ -361,7 +405,7 @@ def test_the_planted_suite_loads_plants_and_scores():
 
     documents = load_corpus()
     cases = load_conflicts(documents)
-    assert {c.split for c in cases} == {"dev", "test"}
+    assert {c.split for c in cases} == {"dev", "test", "holdout"}
     after = next(c for c in cases if c.kind == "after")
     host = next(d for d in plant_conflict(after, documents) if d.id == after.host)
     assert f"{after.after} {after.text}" in host.text

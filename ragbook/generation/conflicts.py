@@ -9,14 +9,18 @@ about the same thing with another value; the cited reader then says that the sou
 disagree and cites both sides.
 
 "The same thing" is read from words, as a person skimming would: the sentence names
-the question's subject (in its text or its source's label), holds a figure of the
-kind the question asks for, and holds as many of the question's words that say what
-is asked about ("moons" in "How many moons does Mars have?") as the evidence does,
-and a quarter of the evidence's own words.
-Two figures agree when they differ by less than 2 % (``88`` and ``87.969`` days). A
-sentence that restates the evidence's own figures is no disagreement. The rule misses
-a disagreement worded differently from the question ("satellites" for "moons"), and
-can take two figures of different things described in the same words for one.
+the question's subject (in its text or its source's label) and the question's other
+names ("Galileo"), holds a figure of the kind the question asks for, and holds as many
+of the question's words that say what is asked about ("moons" in "How many moons does
+Mars have?") as the evidence does, and a quarter of the evidence's own words. Words
+are compared by a crude stem ("launched" and "launch", "flew" and "fly"), and a
+sentence is read with the one before it, where "It" and "this figure" find what they
+refer to. Two figures agree when they differ by less than 2 % (``88`` and ``87.969``
+days); two years only when they are the same year. A sentence that restates the
+evidence's own figures is no disagreement. The rule misses a disagreement worded
+differently from the question ("satellites" for "moons"), and can take two figures of
+different things described in the same words for one (two flybys of one spacecraft in
+different years).
 """
 
 from __future__ import annotations
@@ -90,12 +94,56 @@ def _without_figures(text: str, kind: str) -> str:
     return _FIGURE.sub(" ", _YEAR.sub(" ", text))
 
 
-def _agree(a: float, b: float) -> bool:
+def _agree(a: float, b: float, kind: str) -> bool:
+    """Two figures of ``kind`` agree: equal years, or other figures within
+    :data:`TOLERANCE` of each other (2 % of a year like 2001 would be 40 years)."""
+    if kind == "date":
+        return a == b
     return abs(a - b) <= TOLERANCE * max(abs(a), abs(b))
 
 
+# past forms whose stem is not their spelling: "flew by" asks what "fly by" asks
+_IRREGULAR = {
+    "flew": "fly",
+    "flown": "fly",
+    "brought": "bring",
+    "found": "find",
+    "began": "begin",
+    "begun": "begin",
+    "took": "take",
+    "taken": "take",
+    "made": "make",
+    "saw": "see",
+    "seen": "see",
+    "sent": "send",
+    "built": "build",
+    "rose": "rise",
+    "risen": "rise",
+    "grew": "grow",
+    "grown": "grow",
+    "held": "hold",
+    "spun": "spin",
+    "went": "go",
+    "gone": "go",
+}
+
+
 def _stem(term: str) -> str:
-    return term[:-1] if term.endswith("s") and len(term) > 3 else term
+    """A crude stem that lets a question's word find its other forms in a sentence:
+    ``launched``, ``launches`` and ``launch``; ``arrived`` and ``arrive``; ``moons``
+    and ``moon``; ``flew`` and ``fly``."""
+    term = _IRREGULAR.get(term, term)
+    if term.endswith("ies") and len(term) > 4:
+        return term[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s"):
+        if (
+            term.endswith(suffix)
+            and len(term) - len(suffix) >= 3
+            and not term.endswith("ss")
+        ):
+            term = term[: -len(suffix)]
+            break
+    return term[:-1] if term.endswith("e") and len(term) > 3 else term
 
 
 def _terms(text: str) -> set[str]:
@@ -135,11 +183,30 @@ def _counted(text: str, asked: set[str]) -> list[float]:
     return found
 
 
-def _covered(asked: set[str], sentence: Sentence, prompt: Prompt, kind: str) -> float:
-    """The share of the asked terms that the sentence and its source's label hold,
-    outside the sentence's figures of ``kind`` and their units."""
+def _before(sentence: Sentence, prompt: Prompt, skip: set[str]) -> str:
+    """The sentence before ``sentence`` in its source; "" for the first, or when that
+    sentence's id is in ``skip``."""
+    source, n = sentence.id.split(".")
+    previous = f"{source}.{int(n) - 1}"
+    if previous in skip:
+        return ""
+    return next((s.text for s in numbered_sentences(prompt) if s.id == previous), "")
+
+
+def _covered(
+    asked: set[str],
+    sentence: Sentence,
+    prompt: Prompt,
+    kind: str,
+    evidence: set[str] = frozenset(),
+) -> float:
+    """The share of the asked terms that the sentence, the sentence before it in its
+    source (where "It" and "this figure" find what they refer to; not when that is an
+    ``evidence`` sentence, whose subject a sentence after it would borrow) and its
+    source's label hold, outside the figures of ``kind`` and their units."""
     label = prompt.sources[sentence.source - 1].label
-    held = _terms(f"{label} {_without_figures(sentence.text, kind)}")
+    context = f"{_before(sentence, prompt, set(evidence))} {sentence.text}"
+    held = _terms(f"{label} {_without_figures(context, kind)}")
     return len(asked & held) / len(asked)
 
 
@@ -166,13 +233,15 @@ def disagreeing(
     ``words`` for what ``question`` asks.
 
     Such a sentence names the question's subject (one of ``subjects`` it names, or
-    its other capitalised words), in its text or its source's label; it holds a figure
+    its other capitalised words), in its text or its source's label, and, in its text
+    or the sentence before it, the question's other capitalised names; it holds a figure
     of a kind the question asks for
     (:func:`~ragbook.generation.answer_types.expected_kinds`; a count only when
     followed by a word of the question, as in "ten moons"), and none of its figures
     agrees with the answer's or the evidence's; and it holds at least half of the
     :func:`attribute_terms` of the question, and no fewer than the evidence holds,
-    counting its source's label and leaving out its figures' units; and it holds at
+    counting its source's label and the sentence before it (not when that is
+    evidence) and leaving out its figures' units; and it holds at
     least :data:`SHARED` of the words of an evidence sentence (figures left out)."""
     question = validate.text(question, "question")
     kinds = [k for k in expected_kinds(question) if k not in ("name", "yes/no")]
@@ -185,19 +254,30 @@ def disagreeing(
     if not asked:
         return []  # nothing to tell one figure's subject from another's
     cited = {s.id for s in evidence}
+    # the question's other names ("Galileo" in "When did the Galileo spacecraft
+    # arrive at Jupiter?"): what a sentence about the same thing names too
+    subject_words = {w.lower() for n in named for w in n.split()}
+    others = {
+        w
+        for w in re.findall(r"(?<!^)\b[A-Z][A-Za-z]+", question.strip())
+        if w.lower() not in subject_words
+    }
     found = []
     for kind in kinds:
         answer = figures(words, kind)
         if not answer:
             continue
         known = answer + [v for s in evidence for v in figures(s.text, kind)]
-        bar = max(0.5, max(_covered(asked, s, prompt, kind) for s in evidence))
+        bar = max(0.5, max(_covered(asked, s, prompt, kind, cited) for s in evidence))
         for sentence in numbered_sentences(prompt):
             if sentence.id in cited or sentence in found:
                 continue
             label = prompt.sources[sentence.source - 1].label
             about = f"{label} {sentence.text}"
             if named and not any(re.search(rf"\b{re.escape(n)}", about) for n in named):
+                continue
+            context = f"{_before(sentence, prompt, cited)} {sentence.text}"
+            if not all(re.search(rf"\b{w}", context) for w in others):
                 continue
             values = (
                 _counted(sentence.text, asked)
@@ -207,8 +287,8 @@ def disagreeing(
             every = figures(sentence.text, kind)  # "128 new moons ... to 274": agrees
             if (
                 values
-                and not any(_agree(v, k) for v in every + values for k in known)
-                and _covered(asked, sentence, prompt, kind) >= bar
+                and not any(_agree(v, k, kind) for v in every + values for k in known)
+                and _covered(asked, sentence, prompt, kind, cited) >= bar
                 and _shared(sentence, evidence, kind) >= SHARED
             ):
                 found.append(sentence)

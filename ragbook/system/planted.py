@@ -8,7 +8,8 @@ the corpus and records whether the answer names the planted figure, the true one
 whether it says that the sources disagree. A reader fails a case when it gives the
 planted figure and says nothing of the disagreement (:attr:`ConflictResult.silent`).
 The ``dev`` cases served to build the disagreement check
-(:mod:`ragbook.generation.conflicts`); the ``test`` cases were written after it.
+(:mod:`ragbook.generation.conflicts`); the ``test`` cases were written after its first
+form, the ``holdout`` cases later still, without sight of its rules (:data:`SPLITS`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..corpus.keys import normalize_answer
 from ..generation.conflicts import DISAGREE
 
 __all__ = [
+    "SPLITS",
     "Conflict",
     "ConflictResult",
     "load_conflicts",
@@ -32,6 +34,9 @@ __all__ = [
 ]
 
 KINDS = ("file", "after")
+# dev: used while building the check; test: written after its first form, read once;
+# holdout: written later by someone who had not seen its rules, read once at the end
+SPLITS = ("dev", "test", "holdout")
 
 
 @dataclass(frozen=True)
@@ -72,9 +77,10 @@ def load_conflicts(documents: Sequence[Document] | None = None) -> list[Conflict
             entry.get("title", ""),
             entry.get("split", ""),
         )
-        if case.split not in ("dev", "test"):
+        if case.split not in SPLITS:
             raise ValueError(
-                f"case {case.id}: split must be dev or test, got {case.split!r}"
+                f"case {case.id}: split must be one of {', '.join(SPLITS)}, got "
+                f"{case.split!r}"
             )
         if case.kind not in KINDS:
             raise ValueError(
