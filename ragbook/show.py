@@ -28,6 +28,7 @@ __all__ = [
     "diagram_box",
     "wrap",
     "SourceListing",
+    "glue_figure",
     "glue_number",
     "glue_text",
     "ranked",
@@ -167,6 +168,10 @@ def rounded(value: object, decimals: int | None = None) -> int | float:
 
 
 def _store(name: str, value: object, decimals: int | None) -> None:
+    _store_bundle(name, {GLUE_PREFIX + "text/plain": repr(value)}, decimals)
+
+
+def _store_bundle(name: str, bundle: dict, decimals: int | None) -> None:
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
             "a glue name must be a Python identifier (letters, digits, _), got "
@@ -180,7 +185,7 @@ def _store(name: str, value: object, decimals: int | None) -> None:
         "scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX},
         "ragbook": {"decimals": decimals},
     }
-    display({GLUE_PREFIX + "text/plain": repr(value)}, raw=True, metadata=metadata)
+    display(bundle, raw=True, metadata=metadata)
 
 
 def glue_number(name: str, value: object, decimals: int | None = None) -> None:
@@ -205,6 +210,27 @@ def glue_text(name: str, text: str) -> None:
             "go through glue_number)"
         )
     _store(name, text, None)
+
+
+def glue_figure(name: str, figure) -> None:
+    """Glue a matplotlib ``figure`` under ``name`` without showing it here, for a
+    ``{glue:figure}`` directive to show where the prose wants it (a summary at a
+    chapter's start, drawn from results computed at its end)."""
+    import base64
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(
+        buffer, format="png", bbox_inches="tight", metadata={"Software": None}
+    )
+    _store_bundle(
+        name,
+        {
+            GLUE_PREFIX + "image/png": base64.b64encode(buffer.getvalue()).decode(),
+            GLUE_PREFIX + "text/plain": repr(f"figure {name}"),
+        },
+        None,
+    )
 
 
 def ranked(

@@ -101,6 +101,28 @@ def test_glue_number_stores_the_rounded_repr_and_its_decimals(monkeypatch):
     ]
 
 
+def test_glue_figure_stores_a_png_and_a_name_as_text(monkeypatch):
+    import base64
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = _captured(monkeypatch)
+    figure, axes = plt.subplots(figsize=(1, 1))
+    axes.bar([0, 1], [0.5, 0.25])
+    show.glue_figure("bars", figure)
+    plt.close(figure)
+    [(bundle, metadata)] = shown
+    png = base64.b64decode(bundle[show.GLUE_PREFIX + "image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert bundle[show.GLUE_PREFIX + "text/plain"] == "'figure bars'"
+    assert metadata["scrapbook"]["name"] == "bars"
+    with pytest.raises(ValueError, match="Python identifier"):
+        show.glue_figure("two words", figure)
+
+
 def test_glue_refuses_bad_names_and_numbers_as_text(monkeypatch):
     _captured(monkeypatch)
     with pytest.raises(TypeError, match="glue_text glues a str"):
