@@ -112,3 +112,87 @@ register(
         ),
     )
 )
+
+
+# Chapter 6. The in-batch loss: the mean over rows j of -log of the softmax share of
+# entry (j, j) of the scaled similarities, log(sum_k exp(s x_jk)) - s x_jj. By hand:
+# equal similarities in a row of M give log M; a positive of ln 3 against one 0 gives
+# log(1 + 3) - ln 3 = log(4/3), and so does 1 against 0 at the scale ln 3; in the row
+# (2, 0, 2) the positive 2 gives log(2 e^2 + 1) - 2 = log(2 + e^-2), and in (0, 1, 1)
+# the positive 1 gives log(1 + 2e) - 1 = log(2 + e^-1); a positive of 0 against 1 gives
+# log(1 + e). At the scale 20, 100 against 0 gives log(1 + e^-2000), which is 0 to
+# double precision, and 0 against 100 gives 2000 + log(1 + e^-2000) = 2000.
+register(
+    Exercise(
+        name="in-batch-loss",
+        function_name="in_batch_loss",
+        cases=(
+            Case(
+                "two questions, all similarities equal: each row is one choice of two",
+                ([[0.0, 0.0], [0.0, 0.0]], 1.0),
+                math.log(2),
+            ),
+            Case(
+                "one question and its positive alone: nothing to confuse it with",
+                ([[0.7]], 20.0),
+                0,
+            ),
+            Case(
+                "positives ln 3, negatives 0: -log(3/4) in each row",
+                ([[math.log(3), 0.0], [0.0, math.log(3)]], 1.0),
+                math.log(4 / 3),
+            ),
+            Case(
+                "the scale multiplies the similarities: 1 and 0 at scale ln 3",
+                ([[1.0, 0.0], [0.0, 1.0]], math.log(3)),
+                math.log(4 / 3),
+            ),
+            Case(
+                "hard negatives are extra columns: three equal passages per row",
+                ([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], 1.0),
+                math.log(3),
+            ),
+            Case(
+                "the positive of row j is column j, with a hard negative after them",
+                ([[2.0, 0.0, 2.0], [0.0, 1.0, 1.0]], 1.0),
+                (math.log(2 + math.exp(-2)) + math.log(2 + math.exp(-1))) / 2,
+            ),
+            Case(
+                "the positive is the diagonal entry even when it is not the largest",
+                ([[0.0, 1.0], [1.0, 0.0]], 1.0),
+                math.log(1 + math.e),
+            ),
+            Case(
+                "large similarities must not overflow",
+                ([[100.0, 0.0], [0.0, 100.0]], 20.0),
+                0,
+            ),
+            Case(
+                "a large loss must not overflow either",
+                ([[0.0, 100.0], [100.0, 0.0]], 20.0),
+                2000,
+            ),
+            Case("an empty batch is refused", ([], 1.0), Raises(ValueError)),
+            Case(
+                "rows of unequal length are refused",
+                ([[0.0, 0.0], [0.0]], 1.0),
+                Raises(ValueError),
+            ),
+            Case(
+                "fewer passages than questions are refused",
+                ([[0.0], [0.0]], 1.0),
+                Raises(ValueError),
+            ),
+            Case(
+                "a scale of 0 is refused",
+                ([[1.0, 0.0], [0.0, 1.0]], 0.0),
+                Raises(ValueError),
+            ),
+            Case(
+                "a negative scale is refused",
+                ([[1.0, 0.0], [0.0, 1.0]], -20.0),
+                Raises(ValueError),
+            ),
+        ),
+    )
+)
