@@ -4,6 +4,7 @@ book relies on."""
 import json
 import re
 from importlib import resources
+from pathlib import Path
 
 from ragbook.corpus.documents import CORPUS_ORDER, load_corpus
 from ragbook.corpus.labels import load_questions
@@ -246,3 +247,38 @@ def test_holdout_questions_are_new_and_cover_every_kind_and_article():
         for piece in r["evidence"]:
             for span in piece:
                 assert DOCS[span["doc"]].text.count(span["text"]) == 1, r["id"]
+
+
+def test_the_second_held_out_set_is_new_and_unread():
+    # ragbook/data/holdout2.json: written later, from the articles alone, for a future
+    # reading; no chapter and no module reads it
+    from ragbook.evaluation.answers import correct
+
+    path = resources.files("ragbook") / "data" / "holdout2.json"
+    second = load_questions(DOCS.values(), path=str(path), split="holdout")
+    assert len(second) == 60
+    earlier = RAW + HOLDOUT_RAW
+    assert not {q.id for q in second} & {r["id"] for r in earlier}
+    asked = {r["question"].strip().lower() for r in earlier}
+    assert not [q.id for q in second if q.text.strip().lower() in asked]
+    assert sum(not q.answerable for q in second) == 12
+    for doc_id in DOCS:
+        assert sum(doc_id in q.doc_ids for q in second) >= 3, doc_id
+    for q in second:
+        assert q.answerable == (q.style != "unanswerable"), q.id
+        assert correct(
+            q.answer if q.answerable else "The sources do not contain it.", q
+        )
+    root = Path(__file__).resolve().parent.parent
+    sources = [
+        path
+        for folder in ("ragbook", "tools", "benchmarks", "tests")
+        for path in (root / folder).rglob("*.py")
+    ] + sorted((root / "chapters").glob("*.md"))
+    readers = [
+        path.name
+        for path in sources
+        if "holdout2" in path.read_text(encoding="utf-8")
+        and path.name != "test_corpus.py"
+    ]
+    assert readers == [], f"the second held-out set is read by {readers}"
