@@ -282,3 +282,44 @@ def test_the_second_held_out_set_is_new_and_read_only_by_the_reader_chapter():
         and path.name != "test_corpus.py"
     ]
     assert readers == ["14_measured.md"], f"read by {readers}"
+
+
+def test_the_third_held_out_set_is_new_and_read_by_nothing_yet():
+    # ragbook/data/holdout3.json: written from the articles alone, after the second
+    # set was read; kept for one reading after the reader's next change, so no chapter
+    # or module reads it yet
+    from ragbook.evaluation.answers import correct
+
+    path = resources.files("ragbook") / "data" / "holdout3.json"
+    third = load_questions(DOCS.values(), path=str(path), split="holdout")
+    assert len(third) == 60
+    second = json.loads(
+        (resources.files("ragbook") / "data" / "holdout2.json").read_text(
+            encoding="utf-8"
+        )
+    )["questions"]
+    earlier = RAW + HOLDOUT_RAW + second
+    assert not {q.id for q in third} & {r["id"] for r in earlier}
+    asked = {r["question"].strip().lower() for r in earlier}
+    assert not [q.id for q in third if q.text.strip().lower() in asked]
+    assert sum(not q.answerable for q in third) == 12
+    for doc_id in DOCS:
+        assert sum(doc_id in q.doc_ids for q in third) >= 3, doc_id
+    for q in third:
+        assert q.answerable == (q.style != "unanswerable"), q.id
+        assert correct(
+            q.answer if q.answerable else "The sources do not contain it.", q
+        )
+    root = Path(__file__).resolve().parent.parent
+    sources = [
+        path
+        for folder in ("ragbook", "tools", "benchmarks", "tests")
+        for path in (root / folder).rglob("*.py")
+    ] + sorted((root / "chapters").glob("*.md"))
+    readers = [
+        path.name
+        for path in sources
+        if "holdout3" in path.read_text(encoding="utf-8")
+        and path.name != "test_corpus.py"
+    ]
+    assert readers == [], f"read by {readers}"
