@@ -60,7 +60,7 @@ def docstrings(path: Path) -> list[tuple[str, str]]:
 
 def chapter_files() -> dict[int, list[Path]]:
     """The sources of each chapter: NN_name.md, and the pages of its sections that
-    share its number (14_whole_system.md, 14_measured.md)."""
+    share its number."""
     files: dict[int, list[Path]] = {}
     for path in sorted(CHAPTERS.glob("[0-9][0-9]_*.md")):
         files.setdefault(int(path.name[:2]), []).append(path)

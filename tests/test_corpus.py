@@ -251,7 +251,7 @@ def test_holdout_questions_are_new_and_cover_every_kind_and_article():
 
 def test_the_second_held_out_set_is_new_and_read_only_by_the_reader_chapter():
     # ragbook/data/holdout2.json: written later, from the articles alone; read once, by
-    # the reader chapter (chapters/14_measured.md), by no module that could tune to it
+    # the reader chapter (chapters/15_reader.md), by no module that could tune to it
     from ragbook.evaluation.answers import correct
 
     path = resources.files("ragbook") / "data" / "holdout2.json"
@@ -281,7 +281,7 @@ def test_the_second_held_out_set_is_new_and_read_only_by_the_reader_chapter():
         if "holdout2" in path.read_text(encoding="utf-8")
         and path.name != "test_corpus.py"
     ]
-    assert readers == ["14_measured.md"], f"read by {readers}"
+    assert readers == ["15_reader.md"], f"read by {readers}"
 
 
 def test_the_third_held_out_set_is_new_and_read_by_nothing_yet():

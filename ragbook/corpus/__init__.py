@@ -3,7 +3,7 @@
 - :mod:`~ragbook.corpus.documents`: Markdown documents, their sections, the bundled
   corpus.
 - :mod:`~ragbook.corpus.orgdocs`: an organisation's documents, with access levels,
-  versions and dates (chapter 15).
+  versions and dates (chapter 16).
 - :mod:`~ragbook.corpus.keys`: answer keys, the accepted answers of a question, and
   the normal form answers are compared in.
 - :mod:`~ragbook.corpus.labels`: labelled questions, their evidence spans and splits.

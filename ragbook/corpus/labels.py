@@ -42,7 +42,7 @@ STYLES = ("lexical", "paraphrase", "unanswerable")
 SPLITS = ("dev", "test", "holdout")
 # the file of each split when no path is given: dev and test are questions.json; the
 # held-out questions, written with no system's answers in view and read once at the end
-# of chapter 14, have a file of their own
+# of chapter 15, have a file of their own
 _FILES = {"dev": "questions.json", "test": "questions.json", "holdout": "holdout.json"}
 
 

@@ -1,5 +1,5 @@
 """An organisation's documents: a metadata block (id, access level, version, date), then
-Markdown (chapter 15).
+Markdown (chapter 16).
 
 An organisation's documents differ from an encyclopedia's: each carries an access level
 and exists in versions. A document file starts with a metadata block of ``key: value``
@@ -111,7 +111,7 @@ def _metadata_lines(text: str, name: str) -> tuple[dict[str, str], str]:
 
 
 def parse_org_document(text: str, name: str) -> OrgDocument:
-    """Read the metadata block and the Markdown after it (chapter 15).
+    """Read the metadata block and the Markdown after it (chapter 16).
 
     ``name`` is the document id unless the block gives one. Raises ``ValueError`` for a
     missing key, an access level not in :data:`ACCESS_LEVELS`, a version that is not a

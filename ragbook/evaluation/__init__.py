@@ -1,4 +1,4 @@
-"""Measuring retrieval and answers (chapters 1, 9, 12 and 14).
+"""Measuring retrieval and answers (chapters 1, 9, 12, 14 and 15).
 
 - :mod:`~ragbook.evaluation.measures`: recall, precision, reciprocal rank, nDCG
   (chapter 9); :mod:`~ragbook.evaluation.metrics`: a retriever evaluated on labelled

@@ -1,6 +1,6 @@
-"""Whole answers measured (chapter 14): every answer scored by its key, and end-to-end
-accuracy split into the retriever's recall r and the reader's accuracy with (a) and
-without (b) the evidence in the prompt, the decomposition of
+"""Whole answers measured (chapters 14 and 15): every answer scored by its key, and
+end-to-end accuracy split into the retriever's recall r and the reader's accuracy with
+(a) and without (b) the evidence in the prompt, the decomposition of
 :mod:`ragbook.evaluation.composition`: accuracy = r a + (1 - r) b.
 """
 

@@ -1,4 +1,4 @@
-"""A language model as judge of answers, and how far to trust it (chapter 14).
+"""A language model as judge of answers, and how far to trust it (chapter 15).
 
 The judge is asked whether an answer says the same as the answer key; its verdicts are
 compared with the deterministic key of :mod:`ragbook.evaluation.answers` on the same

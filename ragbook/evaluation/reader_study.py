@@ -1,4 +1,4 @@
-"""Helpers for measuring readers against each other (chapter 14, "A language model as
+"""Helpers for measuring readers against each other (chapter 15, "A language model as
 the reader").
 
 Each helper does one step of a measurement the chapter repeats: ask the model with no

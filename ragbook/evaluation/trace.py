@@ -1,4 +1,4 @@
-"""One cited answer followed from question to verdict (chapter 14).
+"""One cited answer followed from question to verdict (chapter 15).
 
 :func:`trace_answer` asks a pipeline whose reader is a
 :class:`~ragbook.generation.cited.CitedReader` one question and keeps every step: the

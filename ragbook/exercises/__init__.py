@@ -23,7 +23,7 @@ from . import (
     chapter12,
     chapter13,
     chapter14,
-    chapter15,
+    chapter16,
 )  # noqa: F401  (importing a chapter's module registers its exercises)
 from .grading import EXERCISES, Case, Exercise, Raises, Verdict, check, register
 

@@ -7,14 +7,14 @@
 - :mod:`~ragbook.generation.generators`: scripted, extractive, trigram and chat
   generators; what counts as a refusal (chapter 11).
 - :mod:`~ragbook.generation.readers`: readers that answer with a source sentence
-  (chapters 11 and 14); :mod:`~ragbook.generation.reader_checks`: the checks that
-  guard them (chapter 14).
+  (chapters 11, 14 and 15); :mod:`~ragbook.generation.reader_checks`: the checks that
+  guard them (chapter 15).
 - :mod:`~ragbook.generation.cited`: the cited reader, a model's words under a grammar,
-  every claim cited (chapters 11 and 14); :mod:`~ragbook.generation.cited_prompt`: its
+  every claim cited (chapters 11 and 15); :mod:`~ragbook.generation.cited_prompt`: its
   numbered sentences, messages, grammar and the reading of its reply;
   :mod:`~ragbook.generation.cited_checks`: the checks on its answer's words
   (chapter 11).
-- What an answer must be (chapter 14): :mod:`~ragbook.generation.answer_types`, the
+- What an answer must be (chapter 15): :mod:`~ragbook.generation.answer_types`, the
   kind of answer a question asks for and the kind an answer is;
   :mod:`~ragbook.generation.parts`, questions in two parts and comparisons;
   :mod:`~ragbook.generation.conflicts`, sources that give different figures;

@@ -1,4 +1,4 @@
-"""What kind of answer a question asks for, and what kind an answer is (chapter 14).
+"""What kind of answer a question asks for, and what kind an answer is (chapter 15).
 
 Classic factoid question answering classifies the question before it looks for an
 answer: "How deep ...?" asks for a length, "When ...?" for a date, "Who ...?" for a

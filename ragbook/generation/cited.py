@@ -1,5 +1,5 @@
 """A reader that writes cited answers: structured output, sentence ids as citations,
-and abstention read from the model's probabilities (chapters 11 and 14).
+and abstention read from the model's probabilities (chapters 11 and 15).
 
 The prompt numbers every sentence of every source: ``[2.3]`` is the third sentence of
 source 2. The model's reply is constrained by a grammar (llama.cpp's GBNF) to two
@@ -18,7 +18,7 @@ Whether to answer is read from the model's probabilities, not from its words: th
 probability that the answer starts with "none", the mean log-probability of the
 answer's tokens, or how much the sources raised that probability over the question
 alone (:func:`scores`). The threshold is a number to calibrate on dev questions
-(chapter 14), not a phrase to look for in the reply. Before answering, the reader also
+(chapter 15), not a phrase to look for in the reply. Before answering, the reader also
 refuses an answer holding a number that no sentence it may cite holds (the number
 check of the grounding checks).
 
@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 SCORES = ("none", "confidence", "lift")
-# the reader's default score and threshold: chapter 14's choice on dev, where no
+# the reader's default score and threshold: chapter 15's choice on dev, where no
 # threshold on any score raised the share correct and grounded; the model refuses by
 # answering "none", the likeliest first token when it is
 REFUSE_BY = "none"
@@ -486,7 +486,7 @@ class CitedReader:
     def verdict(self, prompt: Prompt, sentence: Sentence) -> float:
         """logit(Yes) - logit(No) of the model asked, in a prompt of its own, whether
         the evidence sentence, under its source's label, answers the question (the
-        relevance judgement of chapter 14's model check)."""
+        relevance judgement of chapter 15's model check)."""
         label = prompt.sources[sentence.source - 1].label
         return float(self.model.relevance(prompt.question, f"{label}: {sentence.text}"))
 

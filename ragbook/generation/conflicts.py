@@ -1,4 +1,4 @@
-"""Sources that disagree (chapter 14).
+"""Sources that disagree (chapter 15).
 
 A corpus can state one fact twice with different figures: an old fact sheet beside the
 article, a correction planted after the true sentence. A reader that cites one of

@@ -1,4 +1,4 @@
-"""Questions in two parts, and comparisons (chapter 14).
+"""Questions in two parts, and comparisons (chapter 15).
 
 "Which takes longer to go around the Sun, Jupiter or Saturn?" needs two facts, one
 about each planet, and "How hot and how cold does Mercury get?" two figures. A reader

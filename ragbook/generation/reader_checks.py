@@ -1,5 +1,5 @@
 """Checks that guard a reader: each wraps a reader and refuses its answer when the
-answer does not fit the question (chapter 14).
+answer does not fit the question (chapter 15).
 
 - :class:`SubjectCheck` refuses an answer about another subject than the question's;
 - :class:`RelevanceCheck` one whose sentence is not close enough in meaning to the
@@ -32,7 +32,7 @@ __all__ = [
 class SubjectCheck:
     """A reader's answer, refused when it is about another subject than the question.
 
-    ``subjects`` are names a question can be about (chapter 14 passes the corpus's
+    ``subjects`` are names a question can be about (chapter 15 passes the corpus's
     article titles: "Mars", "Moon"). When the question names some of them, the answer
     stands only if it, or the label of a source it cites, names one of those too;
     otherwise the reader says :data:`~ragbook.generation.generators.ABSTAIN`. A
@@ -102,7 +102,7 @@ def labelled_answer(prompt: Prompt, answer: str) -> str:
 
 class RelevanceCheck:
     """A reader's answer, refused when its sentence is not close enough in meaning to
-    the question (chapter 14).
+    the question (chapter 15).
 
     Every reader of :mod:`~ragbook.generation.readers` answers with a source sentence
     and its citation. The check asks of that sentence what the semantic reader asks of
@@ -168,7 +168,7 @@ class RelevanceCheck:
 
 class ModelCheck:
     """A reader's answer, kept only when a language model says it answers the question
-    (chapter 14: answer, then verify).
+    (chapter 15: answer, then verify).
 
     The answer's sentence, labelled as :func:`labelled_answer` shows it, goes to
     ``model.relevance(question, passage)`` (a :class:`~ragbook.llm.LocalModel`'s

@@ -1,5 +1,5 @@
 """Readers: generators that quote the best source sentence, cite it, or abstain
-(chapters 11 and 14).
+(chapters 11, 14 and 15).
 
 A reader does not write: it scores every sentence of the prompt's sources against the
 question, answers with the best one and its citation ``[n]``, and says
@@ -279,7 +279,7 @@ class SemanticExtractiveGenerator(SentenceReader):
         )  # stable: ties keep their order
 
 
-# Two worked examples for a model that reads (chapter 14): earlier turns of the
+# Two worked examples for a model that reads (chapter 15): earlier turns of the
 # conversation in which a question was answered the right way. One answers in a few
 # words with its citation; one refuses because its sources give the asked-for fact about
 # a neighbouring subject. Both are about a comet and an asteroid outside the corpus, so
@@ -326,7 +326,7 @@ WORKED_EXAMPLES = (
 
 
 class ModelQuoteReader(SentenceReader):
-    """The model reads, a source sentence answers (chapter 14).
+    """The model reads, a source sentence answers (chapter 15).
 
     ``generator`` (a language model's, such as :class:`~ragbook.llm.LLMGenerator`)
     answers the prompt in its own words; the reader then answers with the source
@@ -381,7 +381,7 @@ class ModelQuoteReader(SentenceReader):
 class FallbackReader:
     """The first reader's answer, unless it refuses; then the second reader's.
 
-    Chapter 14 pairs a language model, which refuses answerable questions whose
+    Chapter 15 pairs a language model, which refuses answerable questions whose
     evidence it was given, with a sentence picker, which answers those and abstains by
     its own score. Each is asked with the same prompt; the second only when the first
     refuses (:func:`~ragbook.generation.generators.is_refusal`). ``used`` says which

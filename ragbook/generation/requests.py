@@ -1,4 +1,4 @@
-"""Requests that are not questions about the documents (chapter 14).
+"""Requests that are not questions about the documents (chapter 15).
 
 A reader answers questions from its sources. Some requests ask for something else: to
 ignore the sources and answer from memory, to reveal the reader's instructions, to

@@ -21,7 +21,7 @@ class LLMGenerator:
 
     ``examples``, (prompt, answer) pairs, are worked examples: each goes before the
     question as an earlier user turn (the prompt's sources and question) and the
-    assistant's answer, after the system message (chapter 14). Their tokens count in
+    assistant's answer, after the system message (chapter 15). Their tokens count in
     ``count``.
     """
 

@@ -2,7 +2,7 @@
 a chat prompt (chapter 10), the log-probability of each token of a given reply
 (chapter 13), how far a reply is from the model's own greedy choices (the records'
 check), and logit(Yes) - logit(No) for "does this passage answer the question?"
-(chapter 14's model check and reranking).
+(chapter 15's model check and reranking).
 
 :class:`Scoring` is a part of :class:`~ragbook.llm.LocalModel`: its requests go through
 the model's records, and it evaluates tokens with the runtime of

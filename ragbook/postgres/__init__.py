@@ -1,4 +1,4 @@
-"""The store in PostgreSQL with pgvector (chapter 15 and the database appendix).
+"""The store in PostgreSQL with pgvector (chapter 16 and the database appendix).
 
 - :mod:`~ragbook.postgres.server`: a throwaway local cluster on 127.0.0.1.
 - :mod:`~ragbook.postgres.errors`: connecting, and the store's own errors.

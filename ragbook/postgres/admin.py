@@ -1,4 +1,4 @@
-"""Administering the PostgreSQL store (chapter 15 and the database appendix): its
+"""Administering the PostgreSQL store (chapter 16 and the database appendix): its
 tables, roles and row-level-security policies, made where missing; the HNSW index,
 built once the rows are in and dropped before a bulk load; and what the store holds:
 its documents and chunks, and how many of each.

@@ -1,4 +1,4 @@
-"""Writing to the PostgreSQL store (chapter 15 and the database appendix): a
+"""Writing to the PostgreSQL store (chapter 16 and the database appendix): a
 bulk load with COPY, and adding, replacing and deleting documents, each in one
 transaction.
 

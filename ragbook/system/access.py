@@ -1,5 +1,5 @@
 """Access rules: users hold access levels, and the chunks they may read are chosen
-before ranking (chapter 15).
+before ranking (chapter 16).
 
 Each document carries an access level (:data:`~ragbook.corpus.orgdocs.ACCESS_LEVELS`:
 ``public``, ``staff``, ``finance``); a :class:`User` holds some of them, and no level
@@ -65,7 +65,7 @@ def allowed_chunks(
     user: User,
 ) -> list[int]:
     """The ids of the chunks whose document's access level ``user`` holds, in id order
-    (chapter 15).
+    (chapter 16).
 
     Pass them as ``allowed`` to a retriever, so it ranks readable chunks only.
     ``documents_meta`` maps a document id to its :class:`DocumentMeta` (or directly to

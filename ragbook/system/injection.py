@@ -1,5 +1,5 @@
 """Hostile documents, measured: prompt injections planted in copies of the corpus
-(chapter 15).
+(chapter 16).
 
 An attack of the suite (``ragbook/data/injections.json``) plants a text after one
 sentence of its host article, asks a question whose BM25 top 5 (sentence chunks of 100

@@ -1,5 +1,5 @@
 """Monitoring a deployed system: hostile text, what to log for each question, and when
-to alert (chapter 15).
+to alert (chapter 16).
 
 Retrieved text is data written by others; :func:`instruction_like` flags chunks that
 address the model. :func:`log_entry` records what each question retrieved, how many
@@ -52,7 +52,7 @@ def log_entry(
     store: DocumentStore,
     count: Callable[[str], int] = count_tokens,
 ) -> dict:
-    """What to record for one question (chapter 15): retrieval, cost, outcome and
+    """What to record for one question (chapter 16): retrieval, cost, outcome and
     warning signs.
 
     ``unreadable`` counts prompt chunks the user may not read and ``superseded`` those

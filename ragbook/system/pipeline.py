@@ -87,7 +87,7 @@ def make_retriever(
     fusion of their top ``depth``. With ``cache`` the MiniLM vectors of the chunks are
     kept on disk (:class:`~ragbook.retrieval.embedder.CachedEncoder`).
     ``store(encoder, chunks)`` puts the MiniLM vectors elsewhere, e.g. in
-    PostgreSQL (:class:`~ragbook.postgres.store.PostgresStore`, chapter 15).
+    PostgreSQL (:class:`~ragbook.postgres.store.PostgresStore`, chapter 16).
     """
     validate.text(name, "name")
     if name not in RETRIEVERS:
@@ -165,7 +165,7 @@ def answer_question(
     given), generate, check.
 
     ``allowed`` restricts retrieval to the chunks a user may read, before ranking
-    (chapter 15). ``rewrite`` (a :class:`~ragbook.retrieval.glossary.Glossary`, say)
+    (chapter 16). ``rewrite`` (a :class:`~ragbook.retrieval.glossary.Glossary`, say)
     turns the question into the retrieval query; the prompt keeps the question as asked.
     ``history``, earlier (question, answer) exchanges, goes to a generator that takes
     it (a language model's, in a conversation); its tokens come off the budget.

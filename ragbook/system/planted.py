@@ -1,4 +1,4 @@
-"""A suite of false figures planted in copies of the corpus (chapter 14).
+"""A suite of false figures planted in copies of the corpus (chapter 15).
 
 Each case of ``ragbook/data/conflicts.json`` contradicts a figure an article states: in
 a new short document (kind ``file``, an old fact sheet, say) or in a sentence planted

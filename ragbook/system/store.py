@@ -1,5 +1,5 @@
 """A document store that stays current: one version of each document, its chunks and a
-retriever (chapter 15).
+retriever (chapter 16).
 
 :class:`DocumentStore` keeps exactly one current version of each document;
 :meth:`~DocumentStore.replace` supersedes it and :meth:`~DocumentStore.delete` removes
@@ -47,7 +47,7 @@ def _default_chunker(documents: Sequence[Document]) -> list[Chunk]:
 
 class DocumentStore:
     """The current version of every document, its chunks and a retriever over them, kept
-    in step (chapter 15).
+    in step (chapter 16).
 
     ``chunker`` maps a list of documents to chunks (sentence chunks of at most 30 words
     by default, which suits short policy documents); ``retriever`` builds a retriever

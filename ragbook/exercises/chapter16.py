@@ -1,10 +1,10 @@
-"""Graded exercises of chapter 15: hidden cases with expected values derived by hand."""
+"""Graded exercises of chapter 16: hidden cases with expected values derived by hand."""
 
 from __future__ import annotations
 
 from .grading import Case, Exercise, Raises, register
 
-# Chapter 15. The chunks a user may read: chunk i is visible when the level of its
+# Chapter 16. The chunks a user may read: chunk i is visible when the level of its
 # document is one of the user's levels (no level implies another). Each expected list is
 # that rule applied by hand, chunk by chunk; seed 003's D1-D4 first (D4 restricted to
 # finance).
