@@ -118,7 +118,7 @@ browser: $(STAMP) chromium
 	$(BIN)/python tools/browser_check.py --site _build/html --out _build/screenshots --chromium $(CHROMIUM)
 
 student-check: $(STAMP) chromium
-	@echo "== 7/8 the student edition: no solution text, every exercise, every graded check grades"
+	@echo "== 7/8 the student edition: no solution text, every exercise, every graded check grades, the chapters that read project files run in its tree"
 	@test -f _build/html/intro.html || $(MAKE) --no-print-directory book
 	$(BIN)/python tools/student_edition.py --out _build/student
 	$(BIN)/python tools/check_student.py --book _build/html --student _build/student

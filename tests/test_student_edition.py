@@ -145,3 +145,17 @@ def test_every_file_a_chapter_reads_is_in_the_student_tree(tmp_path):
     (tree / "benchmarks" / "results" / "sparse.json").unlink()
     missing = check_student.missing_files(tree)
     assert missing and all("sparse.json" in line for line in missing)
+
+
+def test_a_notebook_run_in_the_student_tree_reports_its_error(tmp_path):
+    # a notebook that reads a file by a relative path runs in its own folder: it finds
+    # a file beside it, and an absent one is reported with the error's last line
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "data.txt").write_text("42", encoding="utf-8")
+    reads = notebook(("code", 'value = int(open("../data.txt").read())\nprint(value)'))
+    fails = notebook(("code", 'open("../absent.txt").read()'))
+    nbformat.write(reads, tmp_path / "chapters" / "reads.ipynb")
+    nbformat.write(fails, tmp_path / "chapters" / "fails.ipynb")
+    assert check_student.run_in_tree(tmp_path / "chapters" / "reads.ipynb") is None
+    error = check_student.run_in_tree(tmp_path / "chapters" / "fails.ipynb")
+    assert error is not None and "absent.txt" in error

@@ -9,7 +9,9 @@ tools/student_edition.py finds them, and each of their lines is looked for in th
 student site's text and in the student notebooks' cells and outputs. Every relative
 path that a student notebook's code names (a quoted "../..." or "./..."), and that
 exists in the project, must exist in the student tree at the same place, so that the
-notebook runs there as it runs here.
+notebook runs there as it runs here; and each student notebook that names such a file
+is executed in the tree's chapters/ folder (recorded generations replayed, never a new
+one), so that it reads the tree's copies and runs without its solutions.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import re
 import sys
 from pathlib import Path
@@ -103,6 +106,42 @@ def missing_files(tree: Path, root: Path = ROOT) -> list[str]:
     return sorted(set(problems))
 
 
+def files_read(notebook: Path) -> list[str]:
+    """The project files a student notebook names by a relative path (see
+    tools/student_edition.py's ``referenced_paths``)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from student_edition import referenced_paths
+
+    return [str(p) for p in referenced_paths(nbformat.read(notebook, as_version=4))]
+
+
+def run_in_tree(notebook: Path, timeout: int = 3600) -> str | None:
+    """Execute a student notebook in its own folder with the recorded generations
+    replayed (RAGBOOK_LLM_RECORDS=only: a missing record is an error, not a model call);
+    the first error, or None."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    book = nbformat.read(notebook, as_version=4)
+    saved = os.environ.get("RAGBOOK_LLM_RECORDS")
+    os.environ["RAGBOOK_LLM_RECORDS"] = "only"
+    try:
+        NotebookClient(
+            book,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(notebook.parent)}},
+        ).execute()
+    except CellExecutionError as error:
+        return str(error).strip().splitlines()[-1][:300]
+    finally:
+        if saved is None:
+            del os.environ["RAGBOOK_LLM_RECORDS"]
+        else:
+            os.environ["RAGBOOK_LLM_RECORDS"] = saved
+    return None
+
+
 def exercises(article: BeautifulSoup) -> dict[str, str]:
     return {
         div.get("id", ""): normal(div.get_text(""))
@@ -144,6 +183,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--book", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--student", type=Path, default=ROOT / "_build" / "student")
+    parser.add_argument(
+        "--no-execute",
+        action="store_true",
+        help="do not execute the student notebooks that read project files",
+    )
     args = parser.parse_args(argv)
     student_html, student_notebooks = args.student / "html", args.student / "notebooks"
     for folder, make in [
@@ -154,7 +198,14 @@ def main(argv=None) -> int:
         if not folder.is_dir():
             raise SystemExit(f"{folder} is missing: run `{make}` first")
     problems: list[str] = []
-    totals = {"pages": 0, "solutions": 0, "lines": 0, "exercises": 0, "starters": 0}
+    totals = {
+        "pages": 0,
+        "solutions": 0,
+        "lines": 0,
+        "exercises": 0,
+        "starters": 0,
+        "executed": 0,
+    }
     for book_page in sorted(args.book.glob("chapters/*.html")) + [
         args.book / "intro.html"
     ]:
@@ -218,6 +269,22 @@ def main(argv=None) -> int:
         problems.append(f"{student_tree / 'chapters'} is missing: run `make student`")
     else:
         problems += missing_files(student_tree)
+        if not args.no_execute and not problems:
+            for notebook in sorted((student_tree / "chapters").glob("*.ipynb")):
+                read = files_read(notebook)
+                if not read:
+                    continue
+                error = run_in_tree(notebook)
+                totals["executed"] += 1
+                print(
+                    f"{notebook.name} (reads {', '.join(read)}) ran in the student "
+                    f"tree: {'FAILED' if error else 'ok'}",
+                    flush=True,
+                )
+                if error:
+                    problems.append(
+                        f"{notebook.name} fails in the student tree: {error}"
+                    )
     for notebook in sorted(student_notebooks.glob("*.ipynb")):
         found = grade_starters(notebook)
         problems += found
@@ -243,7 +310,7 @@ def main(argv=None) -> int:
     print(
         "no solution text in the student site or notebooks; every exercise "
         "renders; every graded check grades; every file a chapter reads is in the "
-        "student tree"
+        f"student tree, and the {totals['executed']} notebooks that read them run there"
     )
     return 0
 
