@@ -149,6 +149,40 @@ def test_vectors_quick_writes_every_documented_key(tmp_path):
     assert isinstance(data["run"]["source"]["ragbook_modified"], bool)
 
 
+def test_dense_quick_runs_every_step_and_writes_its_keys(tmp_path):
+    data, stdout = _quick(
+        "dense",
+        tmp_path / "dense.json",
+        (
+            "ragbook/retrieval/embedder.py",
+            "ragbook/retrieval/vectors.py",
+            "ragbook/retrieval/bm25.py",
+            "ragbook/evaluation/intervals.py",
+        ),
+    )
+    assert data["run"]["benchmark"] == "dense" and data["quick"] is True
+    assert data["run"]["arguments"]["quick"] is True
+    assert isinstance(data["run"]["source"]["ragbook_modified"], bool)
+    queries = data["effectiveness"]["queries"]
+    assert len(data["per_query"]["query_ids"]) == queries > 0
+    for name in ("bm25", "bm25_unstemmed", "minilm"):
+        assert len(data["per_query"]["systems"][name]["ndcg_at_10"]) == queries
+    assert set(data["effectiveness"]["comparisons"]) == {
+        "minilm-bm25",
+        "minilm-bm25_unstemmed",
+    }
+    assert data["encoding"]["documents_per_s"] > 0
+    assert data["encoding"]["max_seq_length"] == 256
+    for target in data["targets"]:
+        verdict = {None: "-", True: "MET", False: "NOT MET"}[target["met"]]
+        line = re.compile(
+            re.escape(target["target"]) + r": \S+  " + verdict + r"(\s|$)"
+        )
+        assert any(line.search(text) for text in stdout.splitlines()), target
+    # ExactIndex ranks the vectors as NumPy does (a correctness check, not speed)
+    assert data["targets"][0]["met"] is True
+
+
 def test_postgres_quick_completes_and_records_its_run(tmp_path):
     data, stdout = _quick(
         "postgres",

@@ -150,6 +150,45 @@ def test_postgres_results_have_the_figures_chapter_15_reads():
         assert 0 <= labelled[name]["recall@10"] <= 1
 
 
+def test_dense_results_have_the_figures_chapter_5_reads():
+    """benchmarks/results/dense.json (benchmarks/dense.py): BM25 and MiniLM on SciFact's
+    test queries, the per-query values chapter 5 bootstraps, and what they add up to."""
+    data = json.loads(
+        (BENCHMARKS / "results" / "dense.json").read_text(encoding="utf-8")
+    )
+    assert data["run"]["benchmark"] == "dense" and data["quick"] is False
+    effectiveness = data["effectiveness"]
+    assert effectiveness["dataset"] == "scifact"
+    assert (effectiveness["documents"], effectiveness["queries"]) == (5183, 300)
+    per_query = data["per_query"]
+    assert len(per_query["query_ids"]) == len(set(per_query["query_ids"])) == 300
+    for name in ("bm25", "bm25_unstemmed", "minilm"):
+        system = effectiveness["systems"][name]
+        for key in ("ndcg_at_10", "recall_at_100", "rr_at_10"):
+            values = per_query["systems"][name][key]
+            assert len(values) == 300 and all(0 <= v <= 1 for v in values)
+            # ir_measures' mean over the queries is the mean of its per-query values
+            assert system[key] == pytest.approx(sum(values) / 300, abs=1e-9)
+    for baseline in ("bm25", "bm25_unstemmed"):
+        c = effectiveness["comparisons"][f"minilm-{baseline}"]
+        low, high = c["interval"]
+        assert low <= c["mean_difference"] <= high
+        assert c["a_better"] + c["a_worse"] + c["tied"] == 300
+        assert c["mean_difference"] == pytest.approx(
+            effectiveness["systems"]["minilm"]["ndcg_at_10"]
+            - effectiveness["systems"][baseline]["ndcg_at_10"]
+        )
+    encoding = data["encoding"]
+    assert encoding["max_seq_length"] == 256 and encoding["documents"] == 5183
+    assert encoding["documents_per_s"] == pytest.approx(5183 / encoding["documents_s"])
+    assert 0 <= encoding["documents_truncated"] <= 5183
+    assert {p["compares_with"] for p in effectiveness["published"]} == {
+        "bm25",
+        "minilm",
+    }
+    assert all(isinstance(t["met"], bool) for t in data["targets"])
+
+
 def test_llm_results_cover_both_models_and_state_their_targets():
     data = json.loads((BENCHMARKS / "results" / "llm.json").read_text(encoding="utf-8"))
     measured = {(r["model"], r["threads"]) for r in data["results"]}
