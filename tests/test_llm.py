@@ -605,11 +605,12 @@ def test_the_tool_refuses_options_the_llm_reader_does_not_take(capsys):
 
 
 @pytest.mark.live
-def test_the_tool_streams_a_cited_answer_from_the_model(live):
+def test_the_tool_streams_a_cited_answer_from_the_model(live, monkeypatch):
     import io
 
     from ragbook.cli import main
 
+    monkeypatch.delenv("RAGBOOK_LLM_RECORDS", raising=False)  # the model runs
     out = io.StringIO()
     status = main(
         [
@@ -631,11 +632,12 @@ def test_the_tool_streams_a_cited_answer_from_the_model(live):
 
 
 @pytest.mark.live
-def test_the_quote_reader_answers_with_a_source_sentence(live):
+def test_the_quote_reader_answers_with_a_source_sentence(live, monkeypatch):
     import io
 
     from ragbook.cli import main
 
+    monkeypatch.delenv("RAGBOOK_LLM_RECORDS", raising=False)  # the model runs
     out = io.StringIO()
     arguments = ["ask", "Who discovered Triton?", "--reader", "quote"]
     status = main([*arguments, "--model", "qwen2.5-0.5b"], out=out)

@@ -111,7 +111,10 @@ def test_quotes_evidence_both_directions():
     assert not quotes_evidence("Galle found it [1].", question)
 
 
-def test_cli_ask_and_errors(tmp_path, capsys):
+def test_cli_ask_and_errors(tmp_path, capsys, monkeypatch):
+    # the default reader answers as it would for a user: the model installed here (or
+    # the semantic reader without it), no records replayed
+    monkeypatch.delenv("RAGBOOK_LLM_RECORDS", raising=False)
     out = io.StringIO()
     assert main(["ask", "Who discovered Triton?", "--reader", "semantic"], out=out) == 0
     text = out.getvalue()
@@ -275,6 +278,7 @@ def test_the_default_reader_is_cited_where_the_model_runs_and_named_when_not(
 ):
     from ragbook.cli import options as cli
 
+    monkeypatch.delenv("RAGBOOK_LLM_RECORDS", raising=False)  # no records named
     monkeypatch.setattr(cli, "llm_missing", lambda model=None: None)
     args = cli.build_parser().parse_args(["ask", "Q?"])
     cli.resolve_defaults(args)

@@ -804,8 +804,11 @@ def test_shards_merge_to_the_same_top_k_as_one_server(pg_cluster):
 
 
 # ---- the command-line tool ----------------------------------------------
-def test_ragbook_ask_with_the_postgres_store(pg_cluster, tmp_path, capsys):
+def test_ragbook_ask_with_the_postgres_store(pg_cluster, tmp_path, capsys, monkeypatch):
     from ragbook.cli import main
+
+    # the default reader as a user runs it: no records replayed
+    monkeypatch.delenv("RAGBOOK_LLM_RECORDS", raising=False)
 
     for name, text in {
         "mars": "# Mars\n\nMars has two moons, Phobos and Deimos.\n",

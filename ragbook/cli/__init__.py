@@ -14,9 +14,9 @@ of the bundled corpus (``--split dev``, where choices are made, or ``test`` or
 ``holdout``), prints every answer measure of :mod:`ragbook.evaluation.answers` with its
 bootstrap interval, and draws recall against k.
 
-The defaults are the configuration chapter 14 measures best on its dev questions:
-hybrid retrieval (BM25 fused with MiniLM), on the bundled corpus the astronomy
-glossary, and the cited reader (below).
+The defaults are the configuration the reader chapter measures best on its dev
+questions: hybrid retrieval (BM25 fused with MiniLM), on the bundled corpus the
+astronomy glossary, and the cited reader (below).
 Where the language model cannot run, the default reader is the best without one,
 semantic, and the output says so. (The readers ``--reader llm`` and ``--reader quote``,
 measured below both there, use BM25 by default, the retrieval they were measured
@@ -35,6 +35,13 @@ reason.
 :data:`ragbook.llm.DEFAULT_MODEL`; ``make llm`` installs it): the answer is printed as
 it is generated, then the sources, the checks, and the time to the first token and in
 total.
+
+The model readers ask the model installed here and keep nothing. With
+``RAGBOOK_LLM_RECORDS`` set they go through the book's recorded generations as the
+chapters do: ``only`` replays them and makes a request without a record an error (the
+model need not be installed), ``replay`` also makes and adds a missing one, ``off``
+asks the model. The setup line then names the records. Why that is not the default:
+:func:`ragbook.system.rag.pipeline_records`.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ import sys
 from typing import Sequence
 
 from .. import validate
-from ..llm import ModelError
+from ..llm import ModelError, RecordMissing
 from .ask import ask, chat
 from .evaluate import evaluate
 from .options import build_parser, resolve_defaults, with_store
@@ -66,6 +73,13 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
         return 130
     except (ValueError, ModelError, RuntimeError, ConnectionError) as error:
         print(f"ragbook: error: {error}", file=sys.stderr)
+        return 2
+    except RecordMissing as error:
+        print(
+            f"ragbook: error: {error}\n(without RAGBOOK_LLM_RECORDS=only the model "
+            "answers it)",
+            file=sys.stderr,
+        )
         return 2
     except ImportError as error:
         print(

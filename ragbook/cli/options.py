@@ -8,10 +8,11 @@ from __future__ import annotations
 import argparse
 
 from ..generation.readers import LEXICAL_ABSTAIN_BELOW, SEMANTIC_ABSTAIN_BELOW
+from ..llm import ModelError, model_file, records_mode
 from ..llm import missing as llm_missing
 from ..retrieval.glossary import ASTRONOMY, Glossary
 from ..system.pipeline import CHUNKERS, RETRIEVERS
-from ..system.rag import MODEL_READERS, READERS, RAGPipeline
+from ..system.rag import MODEL_READERS, READERS, RAGPipeline, replayed_model
 
 __all__ = [
     "DEFAULT_PROBES",
@@ -20,6 +21,7 @@ __all__ = [
     "build_parser",
     "build_pipeline",
     "glossary_choice",
+    "model_unavailable",
     "resolve_defaults",
     "describe_setup",
     "with_store",
@@ -135,7 +137,7 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="LOGODDS",
         help="the cited reader refuses when the log-odds against its answer starting "
-        "with 'none' are below this (default: none, chapter 14's choice on dev)",
+        "with 'none' are below this (default: none, chapter 15's choice on dev)",
     )
     parser.add_argument(
         "--no-cache",
@@ -282,15 +284,34 @@ def glossary_choice(args) -> str:
     return "astronomy" if bundled and args.reader in sentence_pickers else "none"
 
 
+def model_unavailable(model=None) -> str | None:
+    """Why the model readers cannot answer with ``model`` here, or None when they can:
+    the runtime and the model installed (:func:`ragbook.llm.missing`), or, with
+    ``RAGBOOK_LLM_RECORDS=only``, where the model never runs, the model named (a known
+    model, or a GGUF file that is there)."""
+    if records_mode() != "only":
+        return llm_missing(model)
+    try:
+        model_file(model)
+    except ModelError as error:
+        return str(error).splitlines()[0]
+    return None
+
+
 def resolve_defaults(args) -> None:
-    """Fill in what the user left out. The reader: cited, chapter 14's choice on dev,
-    when the language model can run here, else the best reader without one,
-    semantic, with the reason kept in ``args.fallback`` for the output to name. The
-    retriever: BM25 for the llm and quote readers (the retrieval chapter 14 measured
-    them with), hybrid for the others."""
+    """Fill in what the user left out. The reader: cited, the reader chapter's choice
+    on dev, when the language model can answer here (:func:`model_unavailable`), else
+    the best reader without one, semantic, with the reason kept in ``args.fallback`` for
+    the output to name; but a model named with ``--model`` that cannot answer is an
+    error, since the user asked for it. The retriever: BM25 for the llm and quote
+    readers (the retrieval the reader chapter measured them with), hybrid for the
+    others."""
     args.fallback = None
     if args.reader is None:
-        why = llm_missing(getattr(args, "model", None))
+        model = getattr(args, "model", None)
+        why = model_unavailable(model)
+        if why is not None and model is not None:
+            raise ValueError(f"--model {model} cannot answer here: {why}")
         args.reader = "cited" if why is None else "semantic"
         if why is not None:
             args.fallback = (
@@ -304,7 +325,9 @@ def resolve_defaults(args) -> None:
 
 def describe_setup(args) -> str:
     if args.reader in MODEL_READERS:
-        reader = f"{args.reader} reader ({args.model or 'the default model'})"
+        replayed = replayed_model(args.model)
+        records = f", replayed from the book's {replayed} records" if replayed else ""
+        reader = f"{args.reader} reader ({args.model or 'the default model'}{records})"
     else:
         reader = f"{args.reader} reader"
     where = ", vectors in PostgreSQL" if args.store == "postgres" else ""

@@ -1,15 +1,19 @@
 """The pipeline in the shape many tutorials use: ``index(documents)``, then
-``query(question, k)`` (chapter 14).
+``query(question, k)`` (the CLI appendix; chapter 15 measures its readers).
 
 :class:`RAGPipeline` is configured by name: a chunker, a retriever and a reader
 (:data:`READERS`). The readers without a model quote a source sentence
 (:mod:`ragbook.generation.readers`); the model's readers are the cited reader
 (:mod:`ragbook.generation.cited`) and the free-text, quoting and combined readers. Each
 question goes through :func:`~ragbook.system.pipeline.answer_question`.
+
+A model the pipeline builds from a name replays the book's recorded generations only
+when ``RAGBOOK_LLM_RECORDS`` asks for them (:func:`pipeline_records`).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Callable, Iterable, Sequence
 
 from .. import validate
@@ -32,11 +36,65 @@ from .pipeline import (
     make_retriever,
 )
 
-__all__ = ["READERS", "MODEL_READERS", "RAGPipeline"]
+__all__ = [
+    "READERS",
+    "MODEL_READERS",
+    "RAGPipeline",
+    "pipeline_records",
+    "replayed_model",
+]
 
 READERS = ("lexical", "semantic", "llm", "quote", "combined", "cited")
 # the readers that run a language model
 MODEL_READERS = ("llm", "quote", "combined", "cited")
+
+
+def replayed_model(model=None) -> str | None:
+    """The known model (:data:`ragbook.llm.MODELS`) whose recorded generations a
+    pipeline's ``model`` (a name, a path, or None for ``$RAGBOOK_GGUF`` or the default)
+    replays, or None when it replays none; see :func:`pipeline_records`."""
+    from ..llm import MODELS, ModelError, model_file, records_mode
+
+    if "RAGBOOK_LLM_RECORDS" not in os.environ:
+        return None
+    mode = records_mode()  # a value other than replay, only or off is refused
+    if mode == "off":
+        return None
+    spec = model_file(model).spec
+    if spec is None and mode == "only":
+        named = model or os.environ.get("RAGBOOK_GGUF")
+        raise ModelError(
+            "RAGBOOK_LLM_RECORDS=only replays the book's records, kept for "
+            f"{', '.join(sorted(MODELS))}, and there are none for {named}; without "
+            "RAGBOOK_LLM_RECORDS the model answers every request itself"
+        )
+    return None if spec is None else spec.name
+
+
+def pipeline_records(model=None):
+    """The records a language model built from a name goes through: the book's
+    (:func:`ragbook.llm.book_records`) when ``RAGBOOK_LLM_RECORDS`` is set to
+    ``replay`` or ``only``, else None, and the model answers every request itself.
+
+    The chapters pass the book's records to their models, and so replay them by
+    default; a pipeline built from a name, as ``ragbook ask`` builds it, replays them
+    only when the variable is set, with the chapters' meanings: ``replay`` (replay a
+    recorded request, make and add a missing one), ``only`` (replay, and a missing
+    record is an error: the model never runs, so it need not be installed), ``off``
+    (the model answers, nothing is kept). Left unset, because a user of the tool asks
+    the model installed here about documents of their own: the book's default,
+    ``replay``, would add each of their prompts to the records inside the installed
+    package; a replayed answer carries the timings of the machine that recorded it
+    (``--reader llm`` prints them); and a tool that answered the book's questions at
+    once from a file and every other question in seconds would behave differently
+    without saying so. A record is keyed by the model and the exact prompt, so what is
+    replayed is what that model said to that prompt. Only the book's models
+    (:data:`ragbook.llm.MODELS`) have records; with another GGUF file, ``replay`` runs
+    the model and keeps nothing, and ``only`` is an error."""
+    from ..llm import book_records
+
+    name = replayed_model(model)
+    return None if name is None else book_records(name)
 
 
 class RAGPipeline:
@@ -52,9 +110,11 @@ class RAGPipeline:
     share for the lexical reader, a cosine for the semantic one; each reader's own
     default if not given). ``llm`` is a local language model
     (:class:`~ragbook.llm.LLMGenerator`; ``model`` names it, see
-    :func:`ragbook.llm.model_file`, or is a :class:`~ragbook.llm.LocalModel`, records
-    and all), whose prompts are packed into its context window, counted in its own
-    tokens; ``quote``, ``combined`` and ``cited`` are chapter 14's readers built on it.
+    :func:`ragbook.llm.model_file`, replaying the book's records when
+    ``RAGBOOK_LLM_RECORDS`` says so, see :func:`pipeline_records`; or is a
+    :class:`~ragbook.llm.LocalModel`, records and all), whose prompts are packed into
+    its context window, counted in its own tokens; ``quote``, ``combined`` and
+    ``cited`` are chapter 15's readers built on it.
     ``glossary`` (any question rewrite) shapes the retrieval query and the semantic
     reader's question; ``cache`` keeps MiniLM chunk vectors on disk between runs;
     ``store`` puts them elsewhere (see :func:`make_retriever`).
@@ -209,7 +269,7 @@ class RAGPipeline:
             local = (
                 self.model
                 if isinstance(self.model, LocalModel)
-                else LocalModel(self.model, records=None)
+                else LocalModel(self.model, records=pipeline_records(self.model))
             )
             if self.reader == "cited":
                 self._generate = self._cited(local)
@@ -239,7 +299,7 @@ class RAGPipeline:
         return len(self.chunks)
 
     def _cited(self, model) -> Callable[[Prompt], str]:
-        """Chapter 14's cited reader: the model reads the six sentences of the sources
+        """Chapter 15's cited reader: the model reads the six sentences of the sources
         that the semantic reader ranks best, answers in a few words and names its
         evidence under a grammar, may cite only sources about the question's subject
         (the documents' titles), refuses by its probability of answering "none", and
@@ -264,7 +324,7 @@ class RAGPipeline:
         )
 
     def _combined(self, quoting, model) -> Callable[[Prompt], str]:
-        """Chapter 14's choice on dev: the model's answer (after the two worked
+        """Chapter 15's choice on dev: the model's answer (after the two worked
         examples) quoted, the semantic reader when the model refuses, each refused when
         it is about another subject than the question (the documents' titles are the
         subjects), and the answer refused when ``model`` says its sentence does not
