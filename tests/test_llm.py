@@ -278,6 +278,10 @@ def test_bad_requests_are_refused_before_the_model(tmp_path):
         model.chat(messages, 0)
     with pytest.raises(ValueError, match="threads"):
         LocalModel("qwen2.5-0.5b", threads=0)
+    with pytest.raises(ValueError, match="temperature must be above 0"):
+        model.sample(messages, seed=0, temperature=0.0)
+    with pytest.raises(ValueError, match="max_tokens"):
+        model.sample(messages, seed=0, max_tokens=0)
 
 
 def test_the_books_prompt_becomes_system_and_user_messages():
@@ -396,6 +400,19 @@ def test_greedy_generation_is_deterministic(live):
     made_by = generator.last.made_by
     assert made_by["machine"] == machine() and made_by["model"] == "qwen2.5-0.5b"
     assert made_by["instructions"] == instruction_sets()
+
+
+@pytest.mark.live
+def test_a_sample_is_fixed_by_its_seed_and_varies_across_seeds(live):
+    messages = chat_messages(
+        build_prompt("Name a planet and say one fact about it.", VENUS)
+    )
+    first = live.sample(messages, seed=3, temperature=1.0, max_tokens=20)
+    assert live.sample(messages, seed=3, temperature=1.0, max_tokens=20) == first
+    draws = {
+        live.sample(messages, seed=s, temperature=1.0, max_tokens=20) for s in range(5)
+    }
+    assert len(draws) > 1  # five seeds at T = 1 do not all draw the same 20 tokens
 
 
 @pytest.mark.live

@@ -13,6 +13,7 @@ from ragbook import llm
 FOLDER = llm.book_records().path.parent
 FILES = sorted(FOLDER.glob("*.jsonl"))
 RESULT_KEYS = {
+    "sample": {"text", "finish_reason", "prompt_tokens", "completion_tokens"},
     "chat": {
         "text",
         "finish_reason",

@@ -72,6 +72,33 @@ class Decoding:
             "seconds": round(total, 4),
         }
 
+    # -- a sampled completion ----------------------------------------------------------
+    def _sample(
+        self, messages: list[dict[str, str]], seed: int, temperature: float, max_tokens
+    ) -> dict:
+        tokens = self._template(messages)
+        self._check_fits(len(tokens), max_tokens)
+        self._reuse(tokens)  # an empty cache, as for every request
+        reply = self.llama.create_completion(
+            prompt=tokens,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            top_k=0,
+            top_p=1.0,
+            min_p=0.0,
+            typical_p=1.0,
+            repeat_penalty=1.0,
+            seed=seed,
+            stop=[self._eos] if self._eos else None,
+        )
+        choice = reply["choices"][0]
+        return {
+            "text": choice["text"],
+            "finish_reason": choice["finish_reason"],
+            "prompt_tokens": len(tokens),
+            "completion_tokens": reply["usage"]["completion_tokens"],
+        }
+
     # -- structured output -------------------------------------------------------------
     def structured_reply(
         self,

@@ -223,6 +223,46 @@ class LocalModel(ModelLoading, Decoding, Scoring):
             )
         return generation
 
+    # -- a sampled completion (computed by Decoding._sample) ---------------------------
+    def sample(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        seed: int,
+        temperature: float = 0.8,
+        max_tokens: int = 30,
+    ) -> str:
+        """One reply to ``messages`` drawn at ``temperature``: every token from the
+        softmax of the logits divided by the temperature, with no top-k, top-p or min-p
+        cut, from llama.cpp's sampler seeded with ``seed`` (chapter 13). A draw is
+        recorded like every request, so a replay gives the same reply on any machine;
+        :meth:`chat` decodes greedily instead."""
+        messages = checked_messages(messages)
+        seed = validate.whole(seed, "seed")
+        temperature = validate.real(temperature, "temperature")
+        if temperature <= 0:
+            raise ValueError(
+                f"temperature must be above 0 to sample (greedy decoding is chat), "
+                f"got {temperature}"
+            )
+        max_tokens = validate.whole(max_tokens, "max_tokens")
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+        request = {
+            "kind": "sample",
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "top_k": 0,
+            "top_p": 1.0,
+            "min_p": 0.0,
+            "seed": seed,
+            "n_ctx": self.n_ctx,
+        }
+        result = self._recorded(
+            request, lambda: self._sample(messages, seed, temperature, max_tokens)
+        )
+        return result["text"]
+
     # -- the context window ------------------------------------------------------------
     def _check_fits(self, prompt_tokens: int, max_tokens: int) -> None:
         if prompt_tokens + max_tokens > self.n_ctx:
