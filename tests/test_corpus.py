@@ -249,22 +249,23 @@ def test_holdout_questions_are_new_and_cover_every_kind_and_article():
                 assert DOCS[span["doc"]].text.count(span["text"]) == 1, r["id"]
 
 
-def test_the_second_held_out_set_is_new_and_read_only_by_the_reader_chapter():
-    # ragbook/data/holdout2.json: written later, from the articles alone; read once, by
-    # the reader chapter (chapters/15_reader.md), by no module that could tune to it
+def check_new_held_out_set(name: str, earlier: list[dict], readers: list[str]) -> None:
+    """ragbook/data/<name>.json: 60 labelled questions, 12 unanswerable, every article
+    at least 3 times, none repeating an id or a question of ``earlier``, each key
+    accepting its own answer; read (the file's name in the text) by exactly the files
+    ``readers`` among the package, tools, benchmarks, tests and chapter sources."""
     from ragbook.evaluation.answers import correct
 
-    path = resources.files("ragbook") / "data" / "holdout2.json"
-    second = load_questions(DOCS.values(), path=str(path), split="holdout")
-    assert len(second) == 60
-    earlier = RAW + HOLDOUT_RAW
-    assert not {q.id for q in second} & {r["id"] for r in earlier}
+    path = resources.files("ragbook") / "data" / f"{name}.json"
+    held = load_questions(DOCS.values(), path=str(path), split="holdout")
+    assert len(held) == 60
+    assert not {q.id for q in held} & {r["id"] for r in earlier}
     asked = {r["question"].strip().lower() for r in earlier}
-    assert not [q.id for q in second if q.text.strip().lower() in asked]
-    assert sum(not q.answerable for q in second) == 12
+    assert not [q.id for q in held if q.text.strip().lower() in asked]
+    assert sum(not q.answerable for q in held) == 12
     for doc_id in DOCS:
-        assert sum(doc_id in q.doc_ids for q in second) >= 3, doc_id
-    for q in second:
+        assert sum(doc_id in q.doc_ids for q in held) >= 3, doc_id
+    for q in held:
         assert q.answerable == (q.style != "unanswerable"), q.id
         assert correct(
             q.answer if q.answerable else "The sources do not contain it.", q
@@ -275,51 +276,26 @@ def test_the_second_held_out_set_is_new_and_read_only_by_the_reader_chapter():
         for folder in ("ragbook", "tools", "benchmarks", "tests")
         for path in (root / folder).rglob("*.py")
     ] + sorted((root / "chapters").glob("*.md"))
-    readers = [
+    found = [
         path.name
         for path in sources
-        if "holdout2" in path.read_text(encoding="utf-8")
-        and path.name != "test_corpus.py"
+        if name in path.read_text(encoding="utf-8") and path.name != "test_corpus.py"
     ]
-    assert readers == ["15_reader.md"], f"read by {readers}"
+    assert found == readers, f"read by {found}"
+
+
+def test_the_second_held_out_set_is_new_and_read_only_by_the_reader_chapter():
+    # written later, from the articles alone; read once, by the reader chapter
+    # (chapters/15_reader.md), by no module that could tune to it
+    check_new_held_out_set("holdout2", RAW + HOLDOUT_RAW, ["15_reader.md"])
 
 
 def test_the_third_held_out_set_is_new_and_read_by_nothing_yet():
-    # ragbook/data/holdout3.json: written from the articles alone, after the second
-    # set was read; kept for one reading after the reader's next change, so no chapter
-    # or module reads it yet
-    from ragbook.evaluation.answers import correct
-
-    path = resources.files("ragbook") / "data" / "holdout3.json"
-    third = load_questions(DOCS.values(), path=str(path), split="holdout")
-    assert len(third) == 60
+    # written from the articles alone, after the second set was read; kept for one
+    # reading after the reader's next change, so no chapter or module reads it yet
     second = json.loads(
         (resources.files("ragbook") / "data" / "holdout2.json").read_text(
             encoding="utf-8"
         )
     )["questions"]
-    earlier = RAW + HOLDOUT_RAW + second
-    assert not {q.id for q in third} & {r["id"] for r in earlier}
-    asked = {r["question"].strip().lower() for r in earlier}
-    assert not [q.id for q in third if q.text.strip().lower() in asked]
-    assert sum(not q.answerable for q in third) == 12
-    for doc_id in DOCS:
-        assert sum(doc_id in q.doc_ids for q in third) >= 3, doc_id
-    for q in third:
-        assert q.answerable == (q.style != "unanswerable"), q.id
-        assert correct(
-            q.answer if q.answerable else "The sources do not contain it.", q
-        )
-    root = Path(__file__).resolve().parent.parent
-    sources = [
-        path
-        for folder in ("ragbook", "tools", "benchmarks", "tests")
-        for path in (root / folder).rglob("*.py")
-    ] + sorted((root / "chapters").glob("*.md"))
-    readers = [
-        path.name
-        for path in sources
-        if "holdout3" in path.read_text(encoding="utf-8")
-        and path.name != "test_corpus.py"
-    ]
-    assert readers == [], f"read by {readers}"
+    check_new_held_out_set("holdout3", RAW + HOLDOUT_RAW + second, [])
