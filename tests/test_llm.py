@@ -10,6 +10,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import urllib.request
 
@@ -486,6 +487,53 @@ def test_continuation_logprobs_agree_with_llama_cpps_own_logprobs(live):
         )
     assert [t for t, _ in ours] == [reference.detokenize([t]).decode() for t in word]
     assert np.allclose([v for _, v in ours], expected, atol=2e-3)
+
+
+@pytest.mark.live
+def test_a_structured_reply_is_llama_cpps_own_greedy_reply_under_the_grammar(live):
+    """The reply decoded under a grammar (the top token asked first, the whole
+    vocabulary only when the grammar refuses it) is the one llama-cpp-python's own
+    sampler chain gives: grammar over every token, then greedy."""
+    import llama_cpp
+
+    from ragbook.generation.cited_prompt import (
+        CITED_INSTRUCTION,
+        cited_messages,
+        evidence_grammar,
+        numbered_sentences,
+    )
+
+    reference = llama_cpp.Llama(
+        model_path=str(live.file.path),
+        n_ctx=live.n_ctx,
+        n_threads=live.threads,
+        seed=live.seed,
+        verbose=False,
+    )
+    prompt = build_prompt("How long is a year on Venus?", VENUS)
+    ids = [s.id for s in numbered_sentences(prompt)]
+    messages = cited_messages(prompt, CITED_INSTRUCTION, numbered_sentences(prompt))
+    grammars = [
+        evidence_grammar(ids),
+        evidence_grammar(ids, claims=2),
+        'root ::= " " [0-9] [0-9] [0-9] "\\n"',  # forces what the model would not say
+    ]
+    for grammar in grammars:
+        streamed = []
+        ours = live.structured_reply(
+            messages, "Answer:", " none", grammar, 40, on_text=streamed.append
+        )
+        rendered = live._formatter(messages=messages).prompt + "Answer:"
+        tokens = reference.tokenize(rendered.encode(), add_bos=False, special=True)
+        theirs = reference.create_completion(
+            prompt=tokens,
+            max_tokens=40,
+            temperature=0.0,
+            grammar=llama_cpp.LlamaGrammar.from_string(grammar, verbose=False),
+        )["choices"][0]
+        assert ours["text"] == theirs["text"] and "".join(streamed) == ours["text"]
+        assert ours["finish_reason"] == theirs["finish_reason"]
+    assert re.fullmatch(r" \d{3}\n", ours["text"])
 
 
 @pytest.mark.live

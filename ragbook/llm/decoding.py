@@ -183,7 +183,6 @@ class Decoding:
         answer_ends: str,
         on_text,
     ) -> dict:
-        import llama_cpp
         import numpy as np
 
         start = time.perf_counter()
@@ -200,16 +199,10 @@ class Decoding:
             seen.append(np.asarray(scores, dtype=np.float64).copy())
             return scores
 
-        # the prompt is in the cache: llama.cpp evaluates again only its last token
-        text, finish, first = self._stream(
-            tokens,
-            max_tokens,
-            on_text,
-            start,
-            grammar=llama_cpp.LlamaGrammar.from_string(grammar, verbose=False),
-            logits_processor=llama_cpp.LogitsProcessorList([watch]),
+        # the prompt is in the cache, its last logits read: decoding starts there
+        text, finish, first, generated = self._greedy_under_grammar(
+            grammar, max_tokens, on_text, start, watch
         )
-        generated = [int(t) for t in self._llama._input_ids[len(tokens) :]]
         answer: list[list] = []
         answer_ids: list[int] = []
         text_so_far = ""
@@ -242,3 +235,86 @@ class Decoding:
                 [piece, round(value, 6)] for (piece, _), value in zip(answer, forced)
             ]
         return result
+
+    def _greedy_under_grammar(
+        self, grammar: str, max_tokens: int, on_text, start, watch
+    ):
+        """Greedy decoding under the GBNF ``grammar`` from the logits of the last token
+        in the cache: the text, why it stopped (``"stop"`` at an end-of-generation
+        token, ``"length"`` after ``max_tokens``), the seconds from ``start`` to the
+        first piece, and the tokens evaluated. ``watch`` sees the model's logits before
+        each token is chosen.
+
+        The choice is the token of highest logit among those the grammar allows, as
+        llama.cpp's greedy sampler after its grammar sampler makes it; but the grammar
+        is first asked about the top token alone, and only when it refuses that token
+        about the whole vocabulary. Where the top token is allowed it is the choice
+        either way, so the text is the same, and most steps skip matching the grammar
+        against some 150,000 tokens.
+        """
+        import ctypes
+
+        import llama_cpp
+        import numpy as np
+
+        llama = self._llama
+        vocab = llama._model.vocab
+        sampler = llama_cpp.llama_sampler_init_grammar(
+            vocab, grammar.encode("utf-8"), b"root"
+        )
+        if not sampler:
+            raise ValueError("grammar does not parse as GBNF (llama.cpp refused it)")
+        n_vocab = llama.n_vocab()
+        entry = np.dtype(
+            [("id", np.intc), ("logit", np.single), ("p", np.single)], align=True
+        )
+        every = np.zeros(n_vocab, dtype=entry)
+        one = np.zeros(1, dtype=entry)
+
+        def allowed(table) -> "object":
+            """The table's logits after the grammar has set what it refuses to -inf."""
+            array = llama_cpp.llama_token_data_array(
+                data=table.ctypes.data_as(llama_cpp.llama_token_data_p),
+                size=len(table),
+                selected=-1,
+                sorted=False,
+            )
+            llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
+            return table["logit"]
+
+        pieces: list[bytes] = []
+        shown = 0  # bytes of the text passed to on_text
+        generated: list[int] = []
+        first = None
+        finish = "length"
+        try:
+            for step in range(max_tokens):
+                logits = np.ctypeslib.as_array(
+                    llama._ctx.get_logits(), shape=(n_vocab,)
+                )
+                watch(None, logits)
+                token = int(np.argmax(logits))
+                one["id"], one["logit"] = token, logits[token]
+                if not np.isfinite(allowed(one)[0]):
+                    every["id"] = np.arange(n_vocab)
+                    every["logit"] = logits
+                    token = int(np.argmax(allowed(every)))
+                if llama_cpp.llama_vocab_is_eog(vocab, token):
+                    finish = "stop"
+                    break
+                llama_cpp.llama_sampler_accept(sampler, token)
+                pieces.append(llama.detokenize([token]))
+                text = b"".join(pieces).decode("utf-8", "ignore")
+                whole = len(text.encode("utf-8"))
+                if whole > shown:  # only whole characters are passed on
+                    if first is None:
+                        first = time.perf_counter() - start
+                    if on_text is not None:
+                        on_text(text.encode("utf-8")[shown:].decode("utf-8"))
+                    shown = whole
+                if step + 1 < max_tokens:
+                    llama.eval([token])
+                    generated.append(token)
+        finally:
+            llama_cpp.llama_sampler_free(sampler)
+        return b"".join(pieces).decode("utf-8", "ignore"), finish, first, generated
