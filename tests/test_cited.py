@@ -17,6 +17,7 @@ from ragbook.generation.cited_checks import (
     missing_names,
     overlap,
     says_not_stated,
+    spelled_as_evidence,
     supported,
     unsupported_numbers,
 )
@@ -496,3 +497,19 @@ def test_a_name_of_the_question_must_be_in_a_source_of_the_evidence():
     s = {x.id: x for x in numbered_sentences(section)}
     assert missing_names(section, [s["3.1"]]) == []
     assert missing_names(section, [s["2.1"]]) == ["Dawn"]
+
+
+def test_a_small_number_the_evidence_spells_out_is_answered_in_its_word():
+    """The reference texts' example: "How many moons does Mars have?" drafted as "2"
+    from "Two small, irregular moons ..." is answered "Two", cited, not quoted."""
+    mars = build_prompt(
+        "How many moons does Mars have?",
+        [("Mars, lead", "Two small, irregular moons, Phobos and Deimos, orbit it.")],
+    )
+    reader = CitedReader(StandIn(" 2\nEvidence: [1.1]"), closed_book=False)
+    result = reader.read(mars)
+    assert result.answer == "Two [1]." and not result.quoted and not result.refused
+    assert spelled_as_evidence("about 2 of 12", result.evidence) == "about two of 12"
+    digits = [Sentence("1.1", 1, "It has 2 moons; two are small.")]
+    assert spelled_as_evidence("2", digits) == "2"  # written in digits there: kept
+    assert spelled_as_evidence("2.5 km", result.evidence) == "2.5 km"

@@ -7,7 +7,8 @@ from __future__ import annotations
 import sys
 import time
 
-from ..corpus.documents import load_corpus, read_folder
+from ..corpus.documents import load_corpus
+from ..corpus.orgdocs import plain_title, read_current_folder
 from .options import build_pipeline, describe_setup
 
 __all__ = ["ask", "chat", "print_checks", "print_cited"]
@@ -62,6 +63,28 @@ def print_cited(reading, out, drafted: bool = False) -> None:
         print(f"  scores: {shown}", file=out)
 
 
+def read_documents(args, out) -> list:
+    """The documents to index: the bundled corpus, or ``--documents``, of which the
+    superseded versions and the documents above ``--access`` are left out, each named
+    on ``out`` (:func:`~ragbook.corpus.orgdocs.read_current_folder`)."""
+    if not args.documents:
+        return load_corpus()
+    folder = read_current_folder(args.documents, args.access)
+    for old in folder.superseded:
+        print(
+            f"left out: {old.id} version {old.meta.version} of {old.meta.date} "
+            "(a later version is indexed)",
+            file=out,
+        )
+    for held in folder.withheld:
+        print(
+            f"left out: {held.id} (access {held.meta.access}; --access "
+            f"{held.meta.access} to read it)",
+            file=out,
+        )
+    return folder.documents
+
+
 def chat(args, out) -> int:
     """One question per line of standard input; the last three
     exchanges are kept, an elliptical follow-up ("What about Saturn?") is rewritten
@@ -69,10 +92,10 @@ def chat(args, out) -> int:
     the end of input, or on a line "quit" or "exit"."""
     from ..generation.generators import Conversation
 
-    documents = read_folder(args.documents) if args.documents else load_corpus()
+    documents = read_documents(args, out)
     pipeline = build_pipeline(args)
     pipeline.index(documents)
-    conversation = Conversation([d.title for d in documents], size=3)
+    conversation = Conversation([plain_title(d.title) for d in documents], size=3)
     interactive = sys.stdin.isatty()
     print(
         f"{len(documents)} documents, {describe_setup(args)}; one question per line, "
@@ -102,7 +125,7 @@ def chat(args, out) -> int:
 
 
 def ask(args, out) -> int:
-    documents = read_folder(args.documents) if args.documents else load_corpus()
+    documents = read_documents(args, out)
     pipeline = build_pipeline(args)
     started = time.perf_counter()
     n = pipeline.index(documents)

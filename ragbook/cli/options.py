@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..corpus.orgdocs import ACCESS_LEVELS
 from ..generation.readers import LEXICAL_ABSTAIN_BELOW, SEMANTIC_ABSTAIN_BELOW
 from ..llm import ModelError, model_file, records_mode
 from ..llm import missing as llm_missing
@@ -178,7 +179,19 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--documents",
         metavar="DIR",
-        help="a folder of Markdown files (default: the bundled corpus)",
+        help="a folder of Markdown files (default: the bundled corpus); a file that "
+        "opens with a metadata block (id, access, version, date) is indexed in its "
+        "latest version, when --access allows it",
+    )
+    ask.add_argument(
+        "--access",
+        nargs="+",
+        choices=ACCESS_LEVELS,
+        default=["public"],
+        metavar="LEVEL",
+        help="the access levels the reader holds, among "
+        f"{', '.join(ACCESS_LEVELS)} (default: public); a document of another "
+        "level is left out",
     )
     ask.add_argument(
         "--show-prompt",
@@ -194,7 +207,19 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--documents",
         metavar="DIR",
-        help="a folder of Markdown files (default: the bundled corpus)",
+        help="a folder of Markdown files (default: the bundled corpus); a file that "
+        "opens with a metadata block (id, access, version, date) is indexed in its "
+        "latest version, when --access allows it",
+    )
+    chat.add_argument(
+        "--access",
+        nargs="+",
+        choices=ACCESS_LEVELS,
+        default=["public"],
+        metavar="LEVEL",
+        help="the access levels the reader holds, among "
+        f"{', '.join(ACCESS_LEVELS)} (default: public); a document of another "
+        "level is left out",
     )
     add_common_options(chat)
     evaluate = commands.add_parser(

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Iterable, NamedTuple
 
 from .. import validate
 from .documents import Document, document_paths, parse_markdown, read_text
@@ -40,12 +41,22 @@ __all__ = [
     "read_org_document",
     "read_org_folder",
     "load_org_corpus",
+    "DATED_TITLE",
+    "label_date",
+    "plain_title",
+    "has_metadata",
+    "FolderDocuments",
+    "read_current_folder",
 ]
 
 ACCESS_LEVELS = ("public", "staff", "finance")
 _KEYS = ("id", "access", "version", "date")
 _REQUIRED = ("access", "version", "date")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+# the title a dated document carries in the tool, so that its sources' labels (and
+# the reader) see the version and the date
+DATED_TITLE = "{title} (version {version}, {date})"
+_DATED = re.compile(r"\(version (\d+), (\d{4}-\d{2}-\d{2})\)")
 
 
 @dataclass(frozen=True)
@@ -197,3 +208,96 @@ def load_org_corpus() -> list[OrgDocument]:
         if entry.name.endswith(".md")
     ]
     return _sorted_versions(documents, "ragbook/data/org")
+
+
+def has_metadata(text: str) -> bool:
+    """Whether ``text`` opens with a metadata block: its first line is ``key: value``
+    for one of the block's keys (``access: public``)."""
+    first = validate.text(text, "text").lstrip("\ufeff").split("\n", 1)[0]
+    key, colon, _ = first.partition(":")
+    return bool(colon) and key.strip().lower() in _KEYS
+
+
+def plain_title(title: str) -> str:
+    """A title without the version and date :data:`DATED_TITLE` adds: "Refund policy"
+    for "Refund policy (version 2, 2026-03-01)"."""
+    return _DATED.sub("", validate.text(title, "title")).rstrip()
+
+
+def label_date(label: str) -> _dt.date | None:
+    """The date in a source's label of a dated document ("Refund policy (version 2,
+    2026-03-01), Return window"), or None for a label without one."""
+    found = _DATED.search(validate.text(label, "label"))
+    return _dt.date.fromisoformat(found.group(2)) if found else None
+
+
+class FolderDocuments(NamedTuple):
+    """What :func:`read_current_folder` reads: the ``documents`` to index, the
+    ``superseded`` versions left out, and the documents ``withheld`` for an access
+    level the reader does not hold."""
+
+    documents: list[Document]
+    superseded: list[OrgDocument]
+    withheld: list[OrgDocument]
+
+
+def read_current_folder(
+    folder: str | os.PathLike, levels: Iterable[str] = ("public",)
+) -> FolderDocuments:
+    """Every ``*.md`` file of ``folder`` as the tool indexes it for a reader who holds
+    the access ``levels``.
+
+    A file that opens with a metadata block is one version of a document: of each
+    document id only the current version (the highest) is kept, as chapter 16's store
+    keeps it, and indexed when its access level is among ``levels`` (no level implies
+    another). Its title then names its version and date (:data:`DATED_TITLE`: "Refund
+    policy (version 2, 2026-03-01)"), so that the reader can tell a newer source from
+    an older one. Other files are plain Markdown, as
+    :func:`~ragbook.corpus.documents.read_folder` reads them, readable by anyone. Two
+    documents with one id are an error, as is a metadata block that does not parse or
+    an unknown level.
+    """
+    if isinstance(levels, str):
+        raise TypeError("levels is a collection of access levels; write ['public']")
+    levels = frozenset(validate.texts(list(levels), "levels"))
+    unknown = sorted(levels - set(ACCESS_LEVELS))
+    if unknown:
+        raise ValueError(
+            f"unknown access level {unknown[0]!r}; choose among "
+            f"{', '.join(ACCESS_LEVELS)}"
+        )
+    plain: list[Document] = []
+    versions: list[OrgDocument] = []
+    for path in document_paths(folder, "*.md"):
+        text = read_text(path)
+        if has_metadata(text):
+            versions.append(parse_org_document(text, path.stem))
+        else:
+            plain.append(parse_markdown(text, path.stem))
+    versions = _sorted_versions(versions, f"folder {str(Path(folder))!r}")
+    current = {d.id: d for d in versions}  # sorted by version: the last one stays
+    dated = [
+        Document(
+            d.id,
+            DATED_TITLE.format(
+                title=d.document.title, version=d.meta.version, date=d.meta.date
+            ),
+            d.document.text,
+            d.document.sections,
+        )
+        for d in current.values()
+        if d.meta.access in levels
+    ]
+    documents = sorted(plain + dated, key=lambda d: d.id)
+    ids = [d.id for d in documents]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise ValueError(
+            f"folder {str(Path(folder))!r} holds two documents with the id "
+            f"{twice[0]!r} (a file name, or the id of a metadata block)"
+        )
+    return FolderDocuments(
+        documents,
+        [d for d in versions if current[d.id] is not d],
+        [d for d in current.values() if d.meta.access not in levels],
+    )

@@ -38,13 +38,14 @@ from typing import Callable
 
 from .. import validate
 from .answer_types import kind_mismatch
-from .conflicts import DISAGREE, disagreeing
+from .conflicts import DISAGREE, disagreeing, newest
 from .parts import first_option, lead_with_option, options, order_claims, two_parts
 from .requests import off_task
 from .cited_checks import (
     anchor,
     missing_names,
     says_not_stated,
+    spelled_as_evidence,
     supported,
     unsupported_numbers,
 )
@@ -98,7 +99,10 @@ class CitedAnswer:
     ``claims``, each answered claim's (words, evidence), two for a question in two
     parts (``words`` and ``evidence`` then join theirs); ``disagree``, the sentences
     that give another figure than the answer
-    (:func:`~ragbook.generation.conflicts.disagreeing`)."""
+    (:func:`~ragbook.generation.conflicts.disagreeing`); ``followed``, the date
+    (ISO) of the newest source when the sources that disagree are all dated and the
+    answer follows the newest (:func:`~ragbook.generation.conflicts.newest`), else
+    ``""``."""
 
     answer: str
     refused: bool
@@ -111,6 +115,7 @@ class CitedAnswer:
     quoted: bool = False
     claims: tuple = ()
     disagree: tuple[Sentence, ...] = ()
+    followed: str = ""
 
 
 def _mean(values: list[float]) -> float:
@@ -186,7 +191,11 @@ class CitedReader:
     With ``check_conflicts`` (the default), an answer to a question in one part for
     which a sentence of the sources gives another figure
     (:func:`~ragbook.generation.conflicts.disagreeing`)
-    says so: "The sources disagree:", then that sentence, quoted and cited.
+    says so: "The sources disagree:", then that sentence, quoted and cited. When
+    every source on both sides is dated (an organisation's documents, whose labels
+    name a version and a date), the answer follows the newest source, quoted when the
+    model's evidence was the older one, says so, and quotes the older sides with
+    their dates.
 
     With ``closed_book`` (the default), the same request also reads the answer's
     probability without the sources, for the ``lift`` score; without it the lift is
@@ -413,6 +422,7 @@ class CitedReader:
         for words, evidence, _, _ in kept:
             label = prompt.sources[evidence[0].source - 1].label
             words = lead_with_option(prompt.question, words, label)
+            words = spelled_as_evidence(words, evidence)
             claim = render_answer(words, evidence)
             if self.quote_unsupported and not supported(claim, prompt):
                 claim, quoted = quote(evidence[0]), True
@@ -430,20 +440,41 @@ class CitedReader:
                     if s not in against
                 ]
         answer = " ".join(rendered)
-        if against:
+        evidence = tuple(dict.fromkeys(s for c in kept for s in c[1]))
+        settled = newest([evidence[0], *against], prompt) if against else None
+        followed = ""
+        if settled:
+            # dated sources: the answer follows the newest and says so
+            chosen, dates = settled
+            followed = max(dates).isoformat()
+            sides = [(evidence[0], answer), *((s, quote(s)) for s in against)]
+            older = [
+                f"Of {date.isoformat()}: {text}"
+                for (s, text), date in zip(sides, dates)
+                if s != chosen
+            ]
+            if chosen != evidence[0]:  # the model's evidence is the older side
+                answer, quoted, evidence = quote(chosen), True, (chosen,)
+                against = [s for s, _ in sides if s != chosen]
+            answer += (
+                f" {DISAGREE} this answer follows the newest, of {followed}. "
+                + " ".join(older)
+            )
+        elif against:
             answer += f" {DISAGREE} " + " ".join(quote(s) for s in against)
         self.last = CitedAnswer(
             answer,
             False,
             "",
             "; ".join(c[0] for c in kept),
-            tuple(dict.fromkeys(s for c in kept for s in c[1])),
+            evidence,
             reply,
             score,
             any(c[3] for c in kept),
             quoted,
             tuple((c[0], tuple(c[1])) for c in kept),
             tuple(against),
+            followed,
         )
         return self.last
 

@@ -11,7 +11,9 @@ rests on:
 - :func:`overlap` and :func:`anchor`: how much of the answer a sentence says, and the
   sentence that says most of it, when the model named a worse one;
 - :func:`supported`: whether the rendered answer passes the grounding checks
-  (:mod:`ragbook.generation.verification`).
+  (:mod:`ragbook.generation.verification`);
+- :func:`spelled_as_evidence`: the answer's small numbers in the words its evidence
+  spells them with ("2" as "two"), so that those checks find them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "overlap",
     "anchor",
     "supported",
+    "spelled_as_evidence",
 ]
 
 
@@ -119,3 +122,26 @@ def anchor(
     if named and max(rank(s) for s in named) >= rank(best):
         return list(named)
     return [best]
+
+
+def spelled_as_evidence(words: str, evidence: list[Sentence]) -> str:
+    """The answer's words with each whole number up to twenty that no evidence
+    sentence writes in digits, but one spells out, written as that sentence spells it:
+    "2" for "Two small, irregular moons" becomes "Two". The number check
+    (:func:`unsupported_numbers`) reads number words; the grounding checks look for
+    the answer's words in the sources and would not find "2" there."""
+    digits = {n.replace(",", "") for s in evidence for n in _NUMBER.findall(s.text)}
+    spelled = {
+        NUMBER_WORDS[w.lower()]: w.lower()
+        for s in evidence
+        for w in SPELLED_NUMBER.findall(s.text)
+    }
+
+    def word(match: re.Match) -> str:
+        number = match.group()
+        if number in digits or int(number) not in spelled:
+            return number
+        text = spelled[int(number)]
+        return text.capitalize() if match.start() == 0 else text
+
+    return re.sub(r"(?<![\d.,])\d{1,2}(?![\d.,]\d|\d)", word, words)

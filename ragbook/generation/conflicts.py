@@ -21,6 +21,11 @@ evidence's own figures is no disagreement. The rule misses a disagreement worded
 differently from the question ("satellites" for "moons"), and can take two figures of
 different things described in the same words for one (two flybys of one spacecraft in
 different years).
+
+Where every source on both sides is dated (an organisation's documents carry a version
+and a date, which the tool puts in their labels; chapter 16), the disagreement has a
+rule for settling it: the newer source is preferred (:func:`newest`), and the answer
+says that it was.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from .. import validate
 from .answer_types import NUMBER_WORDS, SPELLED_NUMBER, QUANTITIES, expected_kinds
 from .cited_prompt import Sentence, numbered_sentences
 from .prompts import Prompt
+from ..corpus.orgdocs import label_date
 from ..indexing.text import analyze
 
 __all__ = [
@@ -40,6 +46,7 @@ __all__ = [
     "figures",
     "attribute_terms",
     "disagreeing",
+    "newest",
 ]
 
 DISAGREE = "The sources disagree:"  # how an answer says so, before the other side
@@ -293,3 +300,18 @@ def disagreeing(
             ):
                 found.append(sentence)
     return found
+
+
+def newest(sentences: list[Sentence], prompt: Prompt):
+    """The sentence of the newest source among ``sentences`` and the date of each
+    sentence's source, (sentence, dates), when every source is dated (a label that
+    names a version and a date; :func:`~ragbook.corpus.orgdocs.label_date`) and one
+    date is later than all the others; else None: undated sources, or two sources of
+    the newest date, leave the disagreement to the reader of the answer."""
+    dates = [label_date(prompt.sources[s.source - 1].label) for s in sentences]
+    if not sentences or None in dates:
+        return None
+    latest = max(dates)
+    if dates.count(latest) > 1:
+        return None
+    return sentences[dates.index(latest)], dates

@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Sequence
 
 from .. import validate
 from ..corpus.documents import Document, parse_markdown
+from ..corpus.orgdocs import plain_title
 from ..generation.answer import Answer
 from ..generation.prompts import Prompt, count_tokens
 from ..generation.readers import (
@@ -313,7 +314,9 @@ class RAGPipeline:
         self.reader_abstain_below = (
             REFUSE_BELOW if self.abstain_below is None else self.abstain_below
         )
-        titles = [d.title.removeprefix("The ") for d in self.documents if d.title]
+        titles = [
+            plain_title(d.title).removeprefix("The ") for d in self.documents if d.title
+        ]
         return CitedReader(
             model,
             REFUSE_BY,
@@ -342,7 +345,9 @@ class RAGPipeline:
         semantic = SemanticExtractiveGenerator(
             load_minilm(), self.reader_abstain_below, rewrite=self.glossary
         )
-        titles = [d.title.removeprefix("The ") for d in self.documents if d.title]
+        titles = [
+            plain_title(d.title).removeprefix("The ") for d in self.documents if d.title
+        ]
         if not titles:
             return ModelCheck(FallbackReader(quoting, semantic), model)
         return ModelCheck(
