@@ -292,15 +292,14 @@ def test_sources_that_disagree_are_found_and_cited():
         == []
     )
     reader = CitedReader(StandIn(" 2\nEvidence: [1.1]"), subjects=["Mars", "Jupiter"])
-    # "2" is not in its source's words ("Two"), so the sentence is the answer
+    # "2" is written as its source spells it ("Two")
     answer = reader(prompt)
     assert answer == (
-        "Two small, irregular moons, Phobos and Deimos, orbit the planet [1]. "
-        "The sources disagree: Mars has ten moons, most of them small [2]."
+        "Two [1]. The sources disagree: Mars has ten moons, most of them small [2]."
     )
     assert [s.id for s in reader.last.disagree] == ["2.1"]
     quiet = CitedReader(StandIn(" 2\nEvidence: [1.1]"), check_conflicts=False)
-    assert quiet(prompt).endswith("orbit the planet [1].")
+    assert quiet(prompt) == "Two [1]."
 
 
 def test_a_figure_whose_unit_holds_the_questions_word_is_no_disagreement():

@@ -38,7 +38,7 @@ from typing import Callable
 
 from .. import validate
 from .answer_types import kind_mismatch
-from .conflicts import DISAGREE, disagreeing, newest
+from .conflicts import disagreeing, settle
 from .parts import first_option, lead_with_option, options, order_claims, two_parts
 from .requests import off_task
 from .cited_checks import (
@@ -99,10 +99,8 @@ class CitedAnswer:
     ``claims``, each answered claim's (words, evidence), two for a question in two
     parts (``words`` and ``evidence`` then join theirs); ``disagree``, the sentences
     that give another figure than the answer
-    (:func:`~ragbook.generation.conflicts.disagreeing`); ``followed``, the date
-    (ISO) of the newest source when the sources that disagree are all dated and the
-    answer follows the newest (:func:`~ragbook.generation.conflicts.newest`), else
-    ``""``."""
+    (:func:`~ragbook.generation.conflicts.disagreeing`); ``followed``, the date of
+    the newer source an answer follows when dated sources disagree, else ``""``."""
 
     answer: str
     refused: bool
@@ -191,11 +189,9 @@ class CitedReader:
     With ``check_conflicts`` (the default), an answer to a question in one part for
     which a sentence of the sources gives another figure
     (:func:`~ragbook.generation.conflicts.disagreeing`)
-    says so: "The sources disagree:", then that sentence, quoted and cited. When
-    every source on both sides is dated (an organisation's documents, whose labels
-    name a version and a date), the answer follows the newest source, quoted when the
-    model's evidence was the older one, says so, and quotes the older sides with
-    their dates.
+    says so: "The sources disagree:", then that sentence, quoted and cited; where
+    both sides are dated, the answer follows the newer and says so
+    (:func:`~ragbook.generation.conflicts.settle`).
 
     With ``closed_book`` (the default), the same request also reads the answer's
     probability without the sources, for the ``lift`` score; without it the lift is
@@ -359,32 +355,32 @@ class CitedReader:
             on_text=AnswerStream(self.on_text) if self.on_text else None,
         )
 
+    def _refuse(
+        self, why, words="", evidence=(), reply=None, score=None, moved=False
+    ) -> CitedAnswer:
+        self.last = CitedAnswer(
+            ABSTAIN, True, why, words, tuple(evidence), reply, score, moved
+        )
+        return self.last
+
     def read(self, prompt: Prompt) -> CitedAnswer:
         """The whole reading of ``prompt``: the reply, its scores, and the answer or
         the reason for refusing."""
         if self.check_requests and isinstance(prompt, Prompt):
             off = off_task(prompt.question)
             if off:
-                why = f"not a question about the documents: {off}"
-                self.last = CitedAnswer(ABSTAIN, True, why, "", (), None, None)
-                return self.last
+                return self._refuse(f"not a question about the documents: {off}")
         shown = self.shown(prompt)
         citable = self.citable(prompt, shown)
         if not citable:
-            self.last = CitedAnswer(
-                ABSTAIN, True, "nothing to cite", "", (), None, None
-            )
-            return self.last
+            return self._refuse("nothing to cite")
         parts = 2 if self.two_part and two_parts(prompt.question) else 1
         result = self.ask(prompt, shown, citable, parts)
         reply, score = result["text"], scores(result)
         if result["finish_reason"] == "length":
             # the grammar's bounds keep a reply within max_tokens; a reply cut short
             # all the same has no evidence line to read
-            self.last = CitedAnswer(
-                ABSTAIN, True, "reply cut at max_tokens", "", (), reply, score
-            )
-            return self.last
+            return self._refuse("reply cut at max_tokens", reply=reply, score=score)
         # a second claim that repeats the first says nothing more
         claims = list(
             {w.strip(" ."): (w, e) for w, e in parse_claims(reply, citable)}.values()
@@ -413,10 +409,7 @@ class CitedReader:
             score = {**score, "verdict": verdict}
         if why:
             words, evidence, _, moved = claims[0]
-            self.last = CitedAnswer(
-                ABSTAIN, True, why, words, tuple(evidence), reply, score, moved
-            )
-            return self.last
+            return self._refuse(why, words, evidence, reply, score, moved)
         kept = order_claims(prompt.question, kept)
         rendered, quoted, against = [], False, []
         for words, evidence, _, _ in kept:
@@ -431,37 +424,18 @@ class CitedReader:
                     claim = f"{option}: {claim}"  # the quote keeps the claim's option
             if claim not in rendered:  # two claims quoting one sentence: once
                 rendered.append(claim)
-            if self.check_conflicts and parts == 1:
-                against += [
-                    s
-                    for s in disagreeing(
-                        prompt.question, words, evidence, prompt, self.subject_names
-                    )
-                    if s not in against
-                ]
+            if self.check_conflicts and parts == 1:  # one claim: one side against
+                names = self.subject_names
+                against = disagreeing(prompt.question, words, evidence, prompt, names)
         answer = " ".join(rendered)
         evidence = tuple(dict.fromkeys(s for c in kept for s in c[1]))
-        settled = newest([evidence[0], *against], prompt) if against else None
         followed = ""
-        if settled:
-            # dated sources: the answer follows the newest and says so
-            chosen, dates = settled
-            followed = max(dates).isoformat()
-            sides = [(evidence[0], answer), *((s, quote(s)) for s in against)]
-            older = [
-                f"Of {date.isoformat()}: {text}"
-                for (s, text), date in zip(sides, dates)
-                if s != chosen
-            ]
-            if chosen != evidence[0]:  # the model's evidence is the older side
-                answer, quoted, evidence = quote(chosen), True, (chosen,)
-                against = [s for s, _ in sides if s != chosen]
-            answer += (
-                f" {DISAGREE} this answer follows the newest, of {followed}. "
-                + " ".join(older)
+        if against:
+            before = evidence
+            answer, evidence, against, followed = settle(
+                answer, evidence, against, prompt
             )
-        elif against:
-            answer += f" {DISAGREE} " + " ".join(quote(s) for s in against)
+            quoted = quoted or evidence != before  # the newer side, quoted
         self.last = CitedAnswer(
             answer,
             False,

@@ -23,9 +23,9 @@ different things described in the same words for one (two flybys of one spacecra
 different years).
 
 Where every source on both sides is dated (an organisation's documents carry a version
-and a date, which the tool puts in their labels; chapter 16), the disagreement has a
-rule for settling it: the newer source is preferred (:func:`newest`), and the answer
-says that it was.
+and a date, which the tool puts in their labels), the disagreement has a rule for
+settling it: the newer source is preferred (:func:`newest`, :func:`settle`), and the
+answer says that it was.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import re
 
 from .. import validate
 from .answer_types import NUMBER_WORDS, SPELLED_NUMBER, QUANTITIES, expected_kinds
-from .cited_prompt import Sentence, numbered_sentences
+from .cited_prompt import Sentence, numbered_sentences, quote
 from .prompts import Prompt
 from ..corpus.orgdocs import label_date
 from ..indexing.text import analyze
@@ -47,6 +47,7 @@ __all__ = [
     "attribute_terms",
     "disagreeing",
     "newest",
+    "settle",
 ]
 
 DISAGREE = "The sources disagree:"  # how an answer says so, before the other side
@@ -315,3 +316,38 @@ def newest(sentences: list[Sentence], prompt: Prompt):
     if dates.count(latest) > 1:
         return None
     return sentences[dates.index(latest)], dates
+
+
+def settle(
+    answer: str, evidence: tuple[Sentence, ...], against: list[Sentence], prompt
+) -> tuple[str, tuple[Sentence, ...], list[Sentence], str]:
+    """An answer, its evidence and the sentences that disagree with it, with the note
+    that says so: (answer, evidence, the other side, the date the answer follows or
+    ``""``).
+
+    When the sources of the first evidence sentence and of every sentence against it
+    are dated and one is the newest (:func:`newest`), the answer follows that one
+    (quoted, when it was against the model's evidence), says so, and quotes each
+    older side after its date; else the sentences against it are quoted after
+    :data:`DISAGREE`."""
+    settled = newest([evidence[0], *against], prompt)
+    if not settled:
+        return (
+            f"{answer} {DISAGREE} " + " ".join(quote(s) for s in against),
+            (evidence),
+            against,
+            "",
+        )
+    chosen, dates = settled
+    sides = [(evidence[0], answer), *((s, quote(s)) for s in against)]
+    older = [
+        f"Of {date.isoformat()}: {text}"
+        for (s, text), date in zip(sides, dates)
+        if s != chosen
+    ]
+    if chosen != evidence[0]:  # the model's evidence is the older side
+        answer, evidence = quote(chosen), (chosen,)
+        against = [s for s, _ in sides if s != chosen]
+    followed = max(dates).isoformat()
+    note = f" {DISAGREE} this answer follows the newest, of {followed}. "
+    return answer + note + " ".join(older), evidence, against, followed
