@@ -419,3 +419,28 @@ def test_the_planted_suite_loads_plants_and_scores():
         mars,
     )
     assert [(r.planted, r.true, r.silent) for r in told] == [(True, True, False)] * 2
+
+
+def test_a_length_must_be_the_dimension_the_question_asks_for():
+    from ragbook.generation.answer_types import dimension_mismatch
+
+    ahuna = "Ahuna Mons, an isolated mountain about 4 km high and roughly 17 km wide"
+    # a height for a width, said in the evidence beside the figure, or in the words
+    assert (
+        dimension_mismatch(
+            "How wide is Maat Mons?",
+            "8 km",
+            ["Maat Mons, the tallest volcano, rises about 8 km above the plains."],
+        )
+        == "the answer is a height; the question asks for an extent"
+    )
+    assert dimension_mismatch("How long is the cliff?", "20 km high", []) is not None
+    # the figure's own dimension, though another figure of the sentence has another
+    assert dimension_mismatch("How wide is Ahuna Mons?", "17 km", [ahuna]) is None
+    assert dimension_mismatch("How tall is Ahuna Mons?", "4 km", [ahuna]) is None
+    # nothing said beside the figure, or a question that names no dimension: no view
+    assert dimension_mismatch("How deep is the basin?", "8 km", ["It is 8 km."]) is None
+    assert dimension_mismatch("How far is it?", "8 km", [ahuna]) is None
+    # kind_mismatch applies it only when given the evidence (a list, even empty)
+    assert kind_mismatch("How long is the cliff?", "20 km high") is None
+    assert kind_mismatch("How long is the cliff?", "20 km high", []) is not None

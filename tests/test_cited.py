@@ -11,13 +11,14 @@ import re
 
 import pytest
 
-from ragbook.generation.cited import CitedReader, scores
+from ragbook.generation.cited import CitedReader
 from ragbook.generation.cited_checks import (
     anchor,
     missing_names,
     overlap,
     says_not_stated,
     spelled_as_evidence,
+    unnamed,
     supported,
     unsupported_numbers,
 )
@@ -32,6 +33,7 @@ from ragbook.generation.cited_prompt import (
     parse_reply,
     quote,
     render_answer,
+    scores,
 )
 from ragbook.generation.generators import ABSTAIN, is_refusal
 from ragbook.generation.prompts import build_prompt
@@ -56,9 +58,13 @@ class StandIn:
     ``closed`` the log-probability of every answer token with and without the
     sources."""
 
-    def __init__(self, reply, none=1e-6, open_=-0.5, closed=-2.0):
+    def __init__(self, reply, none=1e-6, open_=-0.5, closed=-2.0, verdict=1.0):
         self.reply, self.none, self.open, self.closed = reply, none, open_, closed
-        self.asked = []
+        self.verdict, self.asked, self.judged = verdict, [], []
+
+    def relevance(self, question, passage):
+        self.judged.append(passage)
+        return self.verdict
 
     def structured_reply(
         self,
@@ -405,8 +411,42 @@ def test_the_model_check_refuses_when_no_is_likelier():
     no = CitedReader(Judging(reply, -0.1), refuse_below=-9, verify=True)
     assert no(PROMPT) == ABSTAIN
     assert no.last.why == "the model says its evidence does not answer"
-    with pytest.raises(TypeError, match="relevance"):
-        CitedReader(StandIn(reply), verify=True)
+
+    class Unjudging:  # writes a reply, cannot judge one
+        structured_reply = StandIn(reply).structured_reply
+
+    for options in ({"verify": True}, {}):  # verify_unnamed is the default
+        with pytest.raises(TypeError, match="relevance"):
+            CitedReader(Unjudging(), **options)
+    assert CitedReader(Unjudging(), verify_unnamed=False)(PROMPT)
+
+
+def test_an_answer_whose_evidence_does_not_name_what_the_question_names_is_judged():
+    question = "How much did the MESSENGER spacecraft weigh at launch?"
+    prompt = build_prompt(
+        question,
+        [
+            ("Mercury, Exploration", "MESSENGER weighed 1,107 kg at launch."),
+            ("Mercury, Names", "An astronaut in a suit weighs about 70 kg."),
+        ],
+    )
+    reply = " 70 kg\nEvidence: [2.1]"
+    for verdict, answer in ((-0.7, ABSTAIN), (0.4, "70 kg [2].")):
+        model = StandIn(reply, verdict=verdict)
+        reader = CitedReader(
+            model, closed_book=False, quote_unsupported=False, check_conflicts=False
+        )
+        assert reader(prompt) == answer
+        assert model.judged == [
+            "Mercury, Names: An astronaut in a suit weighs about 70 kg."
+        ]
+    assert reader.last.scores["verdict"] == 0.4
+    assert unnamed(prompt, reader.last.evidence[0]) == ["MESSENGER"]
+    # a sentence that names it, or a name the reader takes for a subject: no look
+    named = StandIn(" 1,107 kg\nEvidence: [1.1]", verdict=-5.0)
+    assert CitedReader(named, closed_book=False)(prompt) == "1,107 kg [1]."
+    assert named.judged == []
+    assert unnamed(prompt, reader.last.evidence[0], ("MESSENGER",)) == []
 
 
 def test_a_refusal_in_words_is_read_as_one():

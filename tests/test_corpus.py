@@ -270,18 +270,24 @@ def check_new_held_out_set(name: str, earlier: list[dict], readers: list[str]) -
         assert correct(
             q.answer if q.answerable else "The sources do not contain it.", q
         )
+    found = readers_of(name)
+    assert found == readers, f"read by {found}"
+
+
+def readers_of(name: str) -> list[str]:
+    """The files among the package, tools, benchmarks, tests and chapter sources that
+    name ``name`` (this file excepted)."""
     root = Path(__file__).resolve().parent.parent
     sources = [
         path
         for folder in ("ragbook", "tools", "benchmarks", "tests")
         for path in (root / folder).rglob("*.py")
     ] + sorted((root / "chapters").glob("*.md"))
-    found = [
+    return [
         path.name
         for path in sources
         if name in path.read_text(encoding="utf-8") and path.name != "test_corpus.py"
     ]
-    assert found == readers, f"read by {found}"
 
 
 def test_the_second_held_out_set_is_new_and_read_only_by_the_reader_chapter():
@@ -299,3 +305,33 @@ def test_the_third_held_out_set_is_new_and_read_by_nothing_yet():
         )
     )["questions"]
     check_new_held_out_set("holdout3", RAW + HOLDOUT_RAW + second, [])
+
+
+def test_the_supplementary_dev_questions_are_new_and_read_by_the_reader_chapter():
+    # more dev questions for choosing the cited reader's checks: named things, parts,
+    # comparisons and unanswerable questions whose attribute the articles do not give
+    from ragbook.evaluation.answers import correct
+
+    path = resources.files("ragbook") / "data" / "dev2.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))["questions"]
+    extra = load_questions(DOCS.values(), path=str(path), split="dev")
+    assert len(extra) == len(raw) == 45 and sum(not q.answerable for q in extra) == 18
+    earlier = list(RAW) + list(HOLDOUT_RAW)
+    for name in ("holdout2", "holdout3"):
+        text = (resources.files("ragbook") / "data" / f"{name}.json").read_text(
+            encoding="utf-8"
+        )
+        earlier += json.loads(text)["questions"]
+    assert not {q.id for q in extra} & {r["id"] for r in earlier}
+    asked = {r["question"].strip().lower() for r in earlier}
+    assert not [q.id for q in extra if q.text.strip().lower() in asked]
+    for q in extra:
+        assert q.answerable == (q.style != "unanswerable"), q.id
+        assert correct(
+            q.answer if q.answerable else "The sources do not contain it.", q
+        )
+    for r in raw:
+        for doc, phrases in r.get("absent", {}).items():
+            for phrase in phrases:
+                assert phrase.lower() not in DOCS[doc].text.lower(), (r["id"], phrase)
+    assert readers_of("dev2") == ["15_reader.md"]

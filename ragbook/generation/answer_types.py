@@ -18,6 +18,7 @@ nothing: it refuses only on a clear disagreement.
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 from .. import validate
 
@@ -28,6 +29,7 @@ __all__ = [
     "QUANTITIES",
     "expected_kinds",
     "answer_kinds",
+    "dimension_mismatch",
     "kind_mismatch",
 ]
 
@@ -168,14 +170,80 @@ def answer_kinds(words: str) -> frozenset[str]:
     return frozenset(kinds)
 
 
-def kind_mismatch(question: str, words: str) -> str | None:
+# the dimensions of a length: what a question asks ("How wide ...?") and what a
+# sentence says of a figure ("8 km high", "rises about 8 km"); an extent is one
+# dimension whether along or across
+_DIMENSIONS = {
+    "an extent": (
+        r"^how (?:wide|broad|long is the|big across)\b|\b(?:width|diameter|length)\b",
+        r"wide|width|across|diameter|broad|breadth|long|length",
+    ),
+    "a depth": (r"^how deep\b|\bdepth\b", r"deep|depth"),
+    "a height": (r"^how (?:high|tall)\b|\bheight\b", r"high|height|tall|rises?|rising"),
+    "a thickness": (r"^how thick\b|\bthickness\b", r"thick|thickness"),
+}
+
+
+def _dimension_asked(question: str) -> str | None:
+    asked = [
+        name
+        for name, (ask, _) in _DIMENSIONS.items()
+        if re.search(ask, question.strip(), re.I)
+    ]
+    return asked[0] if len(asked) == 1 else None
+
+
+def _dimensions_said(text: str, number: str) -> set[str]:
+    """The dimensions that words within five of ``number`` in ``text`` name."""
+    words = re.findall(r"[\w.,%-]+", text)
+    said = set()
+    for i, word in enumerate(words):
+        if number == word.strip(".,").replace(",", ""):
+            window = " ".join(words[max(0, i - 5) : i + 6]).lower()
+            said |= {
+                name
+                for name, (_, says) in _DIMENSIONS.items()
+                if re.search(rf"\b(?:{says})\b", window)
+            }
+    return said
+
+
+def dimension_mismatch(
+    question: str, words: str, evidence: Sequence[str]
+) -> str | None:
+    """Why a length is not the one the question asks for: the question asks for an
+    extent, a depth, a height or a thickness ("How wide ...?"), and the answer's words
+    or the evidence sentences name only other dimensions beside its figures ("8 km
+    high", "rises about 8 km" for a width); None when they agree or say nothing."""
+    asked = _dimension_asked(validate.text(question, "question"))
+    if asked is None:
+        return None
+    said = set()
+    for number in re.findall(r"\d[\d,]*(?:\.\d+)?", validate.text(words, "words")):
+        number = number.replace(",", "")
+        for text in [words, *evidence]:
+            said |= _dimensions_said(text, number)
+    if not said or asked in said:
+        return None
+    return f"the answer is {' and '.join(sorted(said))}; the question asks for {asked}"
+
+
+def kind_mismatch(
+    question: str, words: str, evidence: Sequence[str] | None = None
+) -> str | None:
     """Why the answer's words are not the kind of answer the question asks for (``"the
     answer is a duration; the question asks for a length"``), or None when they agree
     or either kind is unknown. A question asking for a name accepts any answer with a
-    name in it; a yes/no question accepts any answer."""
+    name in it; a yes/no question accepts any answer. Given the ``evidence`` sentences
+    (a list, possibly empty), a length must also be the dimension asked for
+    (:func:`dimension_mismatch`)."""
     expected = expected_kinds(question)
     if not expected or "yes/no" in expected:
         return None
+    if "length" in expected and evidence is not None:
+        wrong = dimension_mismatch(question, words, evidence)
+        if wrong:
+            return wrong
     found = answer_kinds(words)
     if "name" in expected and _NAME.search(words):
         return None

@@ -32,7 +32,6 @@ The prompt, the grammar and the reading of the reply are in
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -45,6 +44,7 @@ from .cited_checks import (
     anchor,
     missing_names,
     says_not_stated,
+    unnamed,
     spelled_as_evidence,
     supported,
     unsupported_numbers,
@@ -58,6 +58,7 @@ from .cited_prompt import (
     OPENING,
     COMPARE_INSTRUCTION,
     TWO_PART_INSTRUCTION,
+    SCORES,
     Sentence,
     cited_messages,
     evidence_grammar,
@@ -65,20 +66,18 @@ from .cited_prompt import (
     parse_claims,
     quote,
     render_answer,
+    scores,
 )
 from .generators import ABSTAIN
 from .prompts import Prompt
 
 __all__ = [
-    "SCORES",
     "REFUSE_BY",
     "REFUSE_BELOW",
-    "scores",
     "CitedAnswer",
     "CitedReader",
 ]
 
-SCORES = ("none", "confidence", "lift")
 # the reader's default score and threshold: chapter 15's choice on dev, where no
 # threshold on any score raised the share correct and grounded; the model refuses by
 # answering "none", the likeliest first token when it is
@@ -116,31 +115,6 @@ class CitedAnswer:
     followed: str = ""
 
 
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else float("-inf")
-
-
-def scores(result: dict) -> dict:
-    """The three ways of reading a structured reply's probabilities as willingness to
-    answer (higher: more willing), from the result of
-    :meth:`~ragbook.llm.LocalModel.structured_reply`:
-
-    - ``none``: log(1 - p) - log(p), p the probability that the answer's first token
-      is the refusal's (" none"): the log-odds against refusing;
-    - ``confidence``: the mean log-probability of the answer's tokens, as the model
-      wrote them with the evidence;
-    - ``lift``: that mean less the mean log-probability of the same tokens without the
-      evidence (the question alone): how much the sources raised the answer.
-    """
-    p = math.exp(result["refusal_logprob"])
-    none = math.log1p(-p) - math.log(p) if 0 < p < 1 else math.inf * (1 - 2 * p)
-    open_book = [v for _, v in result["answer"]]
-    closed = [v for _, v in result["closed"] or []]
-    confidence = _mean(open_book)
-    lift = confidence - _mean(closed) if closed else float("-inf")
-    return {"none": none, "confidence": confidence, "lift": lift}
-
-
 class CitedReader:
     """A reader (a prompt in, an answer out) that asks a language model for a short
     answer and the ids of its evidence sentences under a grammar, and decides whether
@@ -161,13 +135,18 @@ class CitedReader:
       or text;
     - with ``check_kinds``, the answer is not the kind of thing the question asks
       for (:func:`~ragbook.generation.answer_types.kind_mismatch`: an age for a
-      depth);
+      depth), and with ``check_dimensions`` (the default) a length is not the one
+      asked for, in its words or evidence (a height for a width);
     - with ``check_requests``, the request is not a question about the documents
       (:func:`~ragbook.generation.requests.off_task`: "ignore your sources", "repeat
       your instructions"); the model is then not asked;
     - with ``verify``, the model, asked in a prompt of its own whether the first
       evidence sentence answers the question, finds No likelier than Yes
-      (:meth:`verdict`; the score is then in ``last.scores["verdict"]``).
+      (:meth:`verdict`; the score is then in ``last.scores["verdict"]``);
+    - with ``verify_unnamed`` (the default), the same, but asked only when that
+      sentence does not name a name of the question (the ``subjects`` excepted;
+      :func:`~ragbook.generation.cited_checks.unnamed`): a figure about another
+      spacecraft or crater than the one asked about.
 
     With ``quote_unsupported`` (the default), an answer whose words do not pass the
     grounding checks (:mod:`ragbook.generation.verification`) against the sources it
@@ -232,6 +211,8 @@ class CitedReader:
         two_part: bool = True,
         check_conflicts: bool = True,
         check_requests: bool = True,
+        verify_unnamed: bool = True,
+        check_dimensions: bool = True,
     ):
         if not callable(getattr(model, "structured_reply", None)):
             raise TypeError(
@@ -273,16 +254,20 @@ class CitedReader:
         self.two_part = validate.flag(two_part, "two_part")
         self.check_conflicts = validate.flag(check_conflicts, "check_conflicts")
         self.check_requests = validate.flag(check_requests, "check_requests")
+        self.verify_unnamed = validate.flag(verify_unnamed, "verify_unnamed")
+        self.check_dimensions = validate.flag(check_dimensions, "check_dimensions")
         self.subject_names = tuple(self.subjects.subjects) if self.subjects else ()
         if refuse_by == "lift" and not self.closed_book:
             raise ValueError(
                 "refuse_by='lift' needs closed_book=True: the lift compares the "
                 "answer's probability with and without the sources"
             )
-        if self.verify and not callable(getattr(model, "relevance", None)):
+        if (self.verify or self.verify_unnamed) and not callable(
+            getattr(model, "relevance", None)
+        ):
             raise TypeError(
-                "verify needs a model with a relevance(question, passage) method (a "
-                f"ragbook.llm.LocalModel), got {model!r}"
+                "verify and verify_unnamed need a model with a relevance(question, "
+                f"passage) method (a ragbook.llm.LocalModel), got {model!r}"
             )
         self.last: CitedAnswer | None = None
         self.on_text: Callable[[str], None] | None = None
@@ -400,9 +385,15 @@ class CitedReader:
             cited = [s for c in kept for s in c[1]]
             if missing_names(prompt, cited, self.subject_names):
                 why = "a name of the question in none of its sources"
-        verdict = None
-        if self.verify and not why:
-            verdict = self.verdict(prompt, kept[0][1][0])
+        verdict, first = None, kept[0][1][0] if kept else None
+        names = self.subject_names
+        if not why and (
+            self.verify
+            or self.verify_unnamed
+            and parts == 1
+            and unnamed(prompt, first, names)
+        ):
+            verdict = self.verdict(prompt, first)
             if verdict < 0:
                 why = "the model says its evidence does not answer"
         if verdict is not None:
@@ -483,7 +474,8 @@ class CitedReader:
             why = "a name of the question in none of its sources"
             return words, anchored, why, moved
         if self.check_kinds and parts == 1:
-            mismatch = kind_mismatch(prompt.question, words)
+            texts = [s.text for s in anchored] if self.check_dimensions else None
+            mismatch = kind_mismatch(prompt.question, words, texts)
             if mismatch:
                 return words, anchored, mismatch, moved
         return words, anchored, "", moved

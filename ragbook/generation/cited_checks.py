@@ -8,6 +8,7 @@ rests on:
 - :func:`says_not_stated`: words that say the sources do not state the answer, where
   the grammar asked for "none";
 - :func:`missing_names`: names of the question that no source of the evidence holds;
+- :func:`unnamed`: names of the question that an evidence sentence does not name;
 - :func:`overlap` and :func:`anchor`: how much of the answer a sentence says, and the
   sentence that says most of it, when the model named a worse one;
 - :func:`supported`: whether the rendered answer passes the grounding checks
@@ -31,6 +32,7 @@ __all__ = [
     "unsupported_numbers",
     "says_not_stated",
     "missing_names",
+    "unnamed",
     "overlap",
     "anchor",
     "supported",
@@ -66,6 +68,30 @@ def missing_names(
     )
     names = dict.fromkeys(n for n in _NAME.findall(prompt.question) if n not in exempt)
     return [name for name in names if not re.search(rf"\b{name}", held)]
+
+
+# a name as a question writes it: a capitalised or all-capital word but its first
+# ("Galle", "MESSENGER"), read without a possessive 's
+_QUESTION_NAME = re.compile(r"(?<!^)\b[A-Z][A-Za-z'’-]+")
+
+
+def unnamed(
+    prompt: Prompt, sentence: Sentence, exempt: tuple[str, ...] = ()
+) -> list[str]:
+    """The names of the prompt's question (less those in ``exempt``) that ``sentence``
+    and its source's label do not name: "MESSENGER" for "How much did the MESSENGER
+    spacecraft weigh at launch?" and a sentence about a person's 70 kg. The sentence
+    may still be about it ("It rose ..."), so an unnamed name is a reason to look
+    again, not to refuse."""
+    question = prompt.question.strip()
+    found = _QUESTION_NAME.findall(question)
+    names = dict.fromkeys(re.sub(r"['’]s$", "", n) for n in found)
+    held = f"{prompt.sources[sentence.source - 1].label} {sentence.text}"
+    return [
+        name
+        for name in names
+        if name not in exempt and not re.search(rf"\b{re.escape(name)}", held)
+    ]
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")

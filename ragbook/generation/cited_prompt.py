@@ -10,12 +10,15 @@ GBNF (:func:`evidence_grammar`) to two lines::
 
 :func:`parse_reply` reads the answer's words and evidence sentences from such a reply;
 :func:`render_answer` renders them as ``224.7 Earth days [2].``, and :func:`quote`
-gives a sentence itself as the answer, with the citation of its source.
+gives a sentence itself as the answer, with the citation of its source. :func:`scores`
+reads from the probabilities that come with a reply how willing the model was to
+answer.
 """
 
 from __future__ import annotations
 
 import html
+import math
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -25,6 +28,8 @@ from .prompts import Prompt
 from ..indexing.text import split_sentences
 
 __all__ = [
+    "SCORES",
+    "scores",
     "CITED_INSTRUCTION",
     "TWO_PART_INSTRUCTION",
     "COMPARE_INSTRUCTION",
@@ -272,3 +277,32 @@ class AnswerStream:
         if text:
             self.out(text)
         self.sent = max(self.sent, len(words))
+
+
+# how willing the model is to answer, read from its probabilities (:func:`scores`)
+SCORES = ("none", "confidence", "lift")
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("-inf")
+
+
+def scores(result: dict) -> dict:
+    """The three ways of reading a structured reply's probabilities as willingness to
+    answer (higher: more willing), from the result of
+    :meth:`~ragbook.llm.LocalModel.structured_reply`:
+
+    - ``none``: log(1 - p) - log(p), p the probability that the answer's first token
+      is the refusal's (" none"): the log-odds against refusing;
+    - ``confidence``: the mean log-probability of the answer's tokens, as the model
+      wrote them with the evidence;
+    - ``lift``: that mean less the mean log-probability of the same tokens without the
+      evidence (the question alone): how much the sources raised the answer.
+    """
+    p = math.exp(result["refusal_logprob"])
+    none = math.log1p(-p) - math.log(p) if 0 < p < 1 else math.inf * (1 - 2 * p)
+    open_book = [v for _, v in result["answer"]]
+    closed = [v for _, v in result["closed"] or []]
+    confidence = _mean(open_book)
+    lift = confidence - _mean(closed) if closed else float("-inf")
+    return {"none": none, "confidence": confidence, "lift": lift}
