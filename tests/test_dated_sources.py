@@ -20,7 +20,8 @@ from ragbook.corpus.orgdocs import (
     read_current_folder,
 )
 from ragbook.generation.cited import CitedReader
-from ragbook.generation.conflicts import DISAGREE
+from ragbook.generation.conflicts import DISAGREE, OLDER
+from ragbook.generation.verification import check_answer
 from ragbook.generation.prompts import build_prompt
 from test_cited import StandIn
 
@@ -133,32 +134,32 @@ def dated_prompt(first_date: str, second_date: str):
 
 def test_an_answer_from_the_older_source_gives_way_to_the_newer_and_says_so():
     reader = CitedReader(
-        StandIn(" 30 days\nEvidence: [1.1]"),
-        closed_book=False,
-        quote_unsupported=False,
+        StandIn(" 30 days\nEvidence: [1.1]"), closed_book=False, quote_unsupported=False
     )
-    result = reader.read(dated_prompt("2025-09-01", "2026-03-01"))
+    prompt = dated_prompt("2025-09-01", "2026-03-01")
+    result = reader.read(prompt)
     assert result.answer == (
         "Unused products may be returned within 14 days of delivery [2]. "
-        f"{DISAGREE} this answer follows the newest, of 2026-03-01. "
-        "Of 2025-09-01: 30 days [1]."
+        f"{OLDER} Unused products may be returned within 30 days of delivery [1]."
     )
     assert result.followed == "2026-03-01" and result.quoted
     assert [s.id for s in result.evidence] == ["2.1"]
     assert [s.id for s in result.disagree] == ["1.1"]
+    # the note is read by the grounding checks as any answer is: every claim holds
+    assert all(
+        c.supported
+        for c in check_answer(result.answer, [s.text for s in prompt.sources])
+    )
 
 
 def test_an_answer_from_the_newer_source_keeps_its_words_and_names_the_older():
     reader = CitedReader(
-        StandIn(" 14 days\nEvidence: [2.1]"),
-        closed_book=False,
-        quote_unsupported=False,
+        StandIn(" 14 days\nEvidence: [2.1]"), closed_book=False, quote_unsupported=False
     )
     result = reader.read(dated_prompt("2025-09-01", "2026-03-01"))
     assert result.answer == (
-        f"14 days [2]. {DISAGREE} this answer follows the newest, of 2026-03-01. "
-        "Of 2025-09-01: Unused products may be returned within 30 days of delivery "
-        "[1]."
+        f"14 days [2]. {OLDER} Unused products may be returned within 30 days of "
+        "delivery [1]."
     )
     assert result.followed == "2026-03-01" and not result.quoted
 

@@ -54,6 +54,12 @@ def print_cited(reading, out, drafted: bool = False) -> None:
     if not reading.refused:
         for sentence in reading.evidence:
             print(f"  [{sentence.id}] {sentence.text}", file=out)
+        if reading.followed:
+            print(
+                f"  (the sources are dated: the answer follows the newest, of "
+                f"{reading.followed})",
+                file=out,
+            )
     if reading.scores is not None:
         # a score that was not computed (the lift, without the closed-book pass) is
         # -inf: left out rather than printed

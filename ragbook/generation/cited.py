@@ -169,8 +169,8 @@ class CitedReader:
     which a sentence of the sources gives another figure
     (:func:`~ragbook.generation.conflicts.disagreeing`)
     says so: "The sources disagree:", then that sentence, quoted and cited; where
-    both sides are dated, the answer follows the newer and says so
-    (:func:`~ragbook.generation.conflicts.settle`).
+    both sides are dated, the answer follows the newer and quotes the older after
+    "Older source:" (:func:`~ragbook.generation.conflicts.settle`).
 
     With ``closed_book`` (the default), the same request also reads the answer's
     probability without the sources, for the ``lift`` score; without it the lift is

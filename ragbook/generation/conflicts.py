@@ -41,6 +41,7 @@ from ..indexing.text import analyze
 
 __all__ = [
     "DISAGREE",
+    "OLDER",
     "SHARED",
     "TOLERANCE",
     "figures",
@@ -51,6 +52,7 @@ __all__ = [
 ]
 
 DISAGREE = "The sources disagree:"  # how an answer says so, before the other side
+OLDER = "Older source:"  # before the other side, when the answer follows the newer
 SHARED = 0.25  # the share of the evidence's words a disagreeing sentence must hold
 TOLERANCE = 0.02  # two figures within 2 % of each other agree
 
@@ -327,27 +329,18 @@ def settle(
 
     When the sources of the first evidence sentence and of every sentence against it
     are dated and one is the newest (:func:`newest`), the answer follows that one
-    (quoted, when it was against the model's evidence), says so, and quotes each
-    older side after its date; else the sentences against it are quoted after
-    :data:`DISAGREE`."""
+    (quoted, when it was against the model's evidence) and quotes each older side
+    after :data:`OLDER`; else the sentences against it are quoted after
+    :data:`DISAGREE`. The dates are in the sources' labels, not in the answer, so that
+    the grounding checks read the answer against the sources' texts as they read any
+    other."""
     settled = newest([evidence[0], *against], prompt)
     if not settled:
-        return (
-            f"{answer} {DISAGREE} " + " ".join(quote(s) for s in against),
-            (evidence),
-            against,
-            "",
-        )
+        notes = " ".join(quote(s) for s in against)
+        return f"{answer} {DISAGREE} {notes}", evidence, against, ""
     chosen, dates = settled
-    sides = [(evidence[0], answer), *((s, quote(s)) for s in against)]
-    older = [
-        f"Of {date.isoformat()}: {text}"
-        for (s, text), date in zip(sides, dates)
-        if s != chosen
-    ]
+    older = [s for s in [evidence[0], *against] if s != chosen]
     if chosen != evidence[0]:  # the model's evidence is the older side
         answer, evidence = quote(chosen), (chosen,)
-        against = [s for s, _ in sides if s != chosen]
-    followed = max(dates).isoformat()
-    note = f" {DISAGREE} this answer follows the newest, of {followed}. "
-    return answer + note + " ".join(older), evidence, against, followed
+    notes = " ".join(f"{OLDER} {quote(s)}" for s in older)
+    return f"{answer} {notes}", evidence, older, max(dates).isoformat()
