@@ -69,3 +69,32 @@ def test_every_record_is_keyed_by_its_model_and_request(path):
         if request["kind"] == "chat":
             assert request["temperature"] == 0.0 and entry["result"]["text"].strip()
             assert entry["result"]["completion_tokens"] <= request["max_tokens"]
+
+
+def test_the_near_tie_chapter_11_shows_is_a_record_made_again_elsewhere():
+    """ragbook/data/near_tie.json (tools/llm_records.py tie) holds a recorded reply and
+    the same request made again on another CPU: the recorded side must be the record
+    itself, the two machines must differ, and the replies must part after their shared
+    start, at a token the second machine ranks below its top choice."""
+    import json
+    from importlib import resources
+
+    tie = json.loads(
+        (resources.files("ragbook") / "data" / "near_tie.json").read_text("utf-8")
+    )
+    entry = llm.Records(FOLDER / f"{tie['model']}.jsonl").get(tie["key"])
+    assert entry is not None and entry["request"] == tie["request"]
+    recorded, again = tie["recorded"], tie["regenerated"]
+    assert recorded["text"] == entry["result"]["text"]
+    assert recorded["machine"] == entry["made_by"]["machine"]
+    assert recorded["instructions"] != again["instructions"]
+    assert recorded["text"] != again["text"]
+    for text in (recorded["text"], again["text"]):
+        assert text.startswith(tie["shared_start"])
+    assert (
+        recorded["text"][len(tie["shared_start"])]
+        != again["text"][len(tie["shared_start"])]
+    )
+    margins = tie["margins"]
+    assert min(margins) == 0 and 0 < max(margins) < 0.5  # tools/llm_records.NEAR_TIE
+    assert sum(m > 0 for m in margins) < len(margins) // 10
