@@ -10,11 +10,14 @@ planted figure and says nothing of the disagreement (:attr:`ConflictResult.silen
 The ``dev`` cases served to build the disagreement check
 (:mod:`ragbook.generation.conflicts`); the ``test`` cases were written after its first
 form, the ``holdout`` cases later still, without sight of its rules (:data:`SPLITS`).
+More cases, written later still in the same format and kept apart in another file for
+one reading, are loaded by giving that file's ``path`` (split ``later``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from importlib import resources
 from typing import Callable, Sequence
@@ -35,8 +38,9 @@ __all__ = [
 
 KINDS = ("file", "after")
 # dev: used while building the check; test: written after its first form, read once;
-# holdout: written later by someone who had not seen its rules, read once at the end
-SPLITS = ("dev", "test", "holdout")
+# holdout: written later by someone who had not seen its rules, read once at the end;
+# later: written after that, kept in a file of its own until it is read
+SPLITS = ("dev", "test", "holdout", "later")
 
 
 @dataclass(frozen=True)
@@ -55,13 +59,19 @@ class Conflict:
     split: str = "dev"
 
 
-def load_conflicts(documents: Sequence[Document] | None = None) -> list[Conflict]:
-    """The bundled suite, every case checked against ``documents`` (by default the
-    bundled corpus): its host exists, its ``after`` sentence occurs once there, and no
-    form of its false figure occurs there."""
-    raw = json.loads(
-        (resources.files("ragbook") / "data" / "conflicts.json").read_text("utf-8")
-    )
+def load_conflicts(
+    documents: Sequence[Document] | None = None, path: str | os.PathLike | None = None
+) -> list[Conflict]:
+    """The bundled suite (or the suite in the file ``path``, of the same format), every
+    case checked against ``documents`` (by default the bundled corpus): its host
+    exists, its ``after`` sentence occurs once there, and no form of its false figure
+    occurs there."""
+    if path is None:
+        file = resources.files("ragbook") / "data" / "conflicts.json"
+        raw = json.loads(file.read_text("utf-8"))
+    else:
+        with open(os.fspath(path), encoding="utf-8") as handle:
+            raw = json.load(handle)
     by_id = {d.id: d for d in documents or load_corpus()}
     cases = []
     for entry in raw["cases"]:
