@@ -20,7 +20,7 @@ from ragbook.generation.cited_prompt import (
     evidence_grammar,
     parse_claims,
 )
-from ragbook.generation.conflicts import disagreeing, figures
+from ragbook.generation.conflicts import corrected, disagreeing, figures
 from ragbook.generation.generators import ABSTAIN
 from ragbook.generation.parts import (
     comparison,
@@ -370,6 +370,42 @@ def test_a_sentence_that_does_not_name_the_questions_other_names_is_no_disagreem
     s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
     found = disagreeing(question, "1995", [s["1.1"]], prompt, ("Jupiter",))
     assert [x.id for x in found] == ["2.1"]
+
+
+def test_a_correction_disagrees_with_the_sentence_it_corrects_in_any_words():
+    question = "What is the diameter of Charon?"
+    true = "Charon is about 1,212 km across, just over half the size of Pluto."
+    fix = "New Horizons later revised this figure, showing a width of 1,580 km."
+    prompt = build_prompt(question, [("Pluto, Moons", f"{true} {fix}")])
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    # the correction says "width" for "diameter" and shares few words with the true
+    # sentence, so the word rule alone finds nothing (as for the plain sentence
+    # below); the correction's own "revised this figure" points at the one before it
+    assert [x.id for x in corrected("1,580 km", [s["1.2"]], prompt, ["length"])] == [
+        "1.1"
+    ]
+    found = disagreeing(question, "1,580 km", [s["1.2"]], prompt, ("Pluto", "Charon"))
+    assert [x.id for x in found] == ["1.1"]
+    # a correction that opens a chunk corrects the end of another chunk of its section
+    chunks = [
+        ("Pluto, Moons", f"Charon was found in 1978. {true}"),
+        ("Pluto, Orbit", "Pluto is 5,906 million km from the Sun on average."),
+        ("Pluto, Moons", f"{fix} It orbits 19,600 km from Pluto."),
+    ]
+    prompt = build_prompt(question, chunks)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = corrected("1,580 km", [s["3.1"]], prompt, ["length"])
+    assert [x.id for x in found] == ["1.2"]
+    # no word of correction, or the same figure before it: no disagreement
+    plain = build_prompt(question, [("Pluto, Moons", f"{true} Its width is 1,580 km.")])
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(plain)}
+    assert corrected("1,580 km", [s["1.2"]], plain, ["length"]) == []
+    assert disagreeing(question, "1,580 km", [s["1.2"]], plain, ("Pluto",)) == []
+    same = build_prompt(
+        question, [("Pluto, Moons", f"{true} {fix}".replace("1,580", "1,215"))]
+    )
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(same)}
+    assert corrected("1,215 km", [s["1.2"]], same, ["length"]) == []
 
 
 def test_a_quoted_claim_keeps_the_option_it_answers():

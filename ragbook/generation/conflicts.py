@@ -22,6 +22,13 @@ differently from the question ("satellites" for "moons"), and can take two figur
 different things described in the same words for one (two flybys of one spacecraft in
 different years).
 
+A sentence that says it corrects a figure ("later revised this figure", "corrected this
+total") disagrees by its own words with the sentence it corrects, whatever words that
+one uses: when the evidence is such a correction, the sentence before it (or, where the
+correction opens a chunk, the last sentence of another chunk of the same section) is
+on the other side when it gives another figure of the kind asked for
+(:func:`corrected`).
+
 Where every source on both sides is dated (an organisation's documents carry a version
 and a date, which the tool puts in their labels), the disagreement has a rule for
 settling it: the newer source is preferred (:func:`newest`, :func:`settle`), and the
@@ -40,12 +47,14 @@ from ..corpus.orgdocs import label_date
 from ..indexing.text import analyze
 
 __all__ = [
+    "CORRECTS",
     "DISAGREE",
     "OLDER",
     "SHARED",
     "TOLERANCE",
     "figures",
     "attribute_terms",
+    "corrected",
     "disagreeing",
     "newest",
     "settle",
@@ -55,6 +64,12 @@ DISAGREE = "The sources disagree:"  # how an answer says so, before the other si
 OLDER = "Older source:"  # before the other side, when the answer follows the newer
 SHARED = 0.25  # the share of the evidence's words a disagreeing sentence must hold
 TOLERANCE = 0.02  # two figures within 2 % of each other agree
+# the words by which a sentence says that it corrects an earlier figure
+CORRECTS = re.compile(
+    r"\b(?:revis|correct|updat|amend|supersed|re-?analys)\w*"
+    r"|\bthis (?:figure|total|value|estimate|number|measurement|count|date)\b",
+    re.I,
+)
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|2[0-9]{3})\b")
 _FIGURE = re.compile(
@@ -252,7 +267,8 @@ def disagreeing(
     :func:`attribute_terms` of the question, and no fewer than the evidence holds,
     counting its source's label and the sentence before it (not when that is
     evidence) and leaving out its figures' units; and it holds at
-    least :data:`SHARED` of the words of an evidence sentence (figures left out)."""
+    least :data:`SHARED` of the words of an evidence sentence (figures left out). The
+    sentences an evidence sentence says it corrects are added (:func:`corrected`)."""
     question = validate.text(question, "question")
     kinds = [k for k in expected_kinds(question) if k not in ("name", "yes/no")]
     if not evidence or not kinds:
@@ -261,8 +277,8 @@ def disagreeing(
     if not named:
         named = re.findall(r"(?<!^)\b[A-Z][a-z]+", question.strip())
     asked = attribute_terms(question, named)
-    if not asked:
-        return []  # nothing to tell one figure's subject from another's
+    if not asked:  # nothing to tell one figure's subject from another's
+        return corrected(words, evidence, prompt, kinds)
     cited = {s.id for s in evidence}
     # the question's other names ("Galileo" in "When did the Galileo spacecraft
     # arrive at Jupiter?"): what a sentence about the same thing names too
@@ -302,6 +318,56 @@ def disagreeing(
                 and _shared(sentence, evidence, kind) >= SHARED
             ):
                 found.append(sentence)
+    for sentence in corrected(words, evidence, prompt, kinds):
+        if sentence not in found:
+            found.append(sentence)
+    return found
+
+
+def corrected(
+    words: str, evidence: list[Sentence], prompt: Prompt, kinds: list[str]
+) -> list[Sentence]:
+    """The sentences that an evidence sentence says it corrects (:data:`CORRECTS`)
+    and that give another figure of one of ``kinds`` than the answer's ``words`` and
+    the evidence: the sentence before the correction in its source or, where the
+    correction is the first sentence of its source (a chunk), the last sentence of
+    each other source with the same label (another chunk of the same section)."""
+    sentences = {s.id: s for s in numbered_sentences(prompt)}
+    cited = {s.id for s in evidence}
+    found = []
+    for correction in evidence:
+        if not CORRECTS.search(correction.text):
+            continue
+        source, n = correction.id.split(".")
+        before = sentences.get(f"{source}.{int(n) - 1}")
+        if before is not None:
+            candidates = [before]
+        else:
+            label = prompt.sources[int(source) - 1].label
+            ends = (
+                max(
+                    (s for s in sentences.values() if s.source == other.number),
+                    key=lambda s: int(s.id.split(".")[1]),
+                    default=None,
+                )
+                for other in prompt.sources
+                if other.label == label and other.number != int(source)
+            )
+            candidates = [s for s in ends if s is not None]
+        for sentence in candidates:
+            if sentence.id in cited or sentence in found:
+                continue
+            for kind in kinds:
+                answer = figures(words, kind)
+                known = answer + [v for s in evidence for v in figures(s.text, kind)]
+                theirs = figures(sentence.text, kind)
+                if (
+                    answer
+                    and theirs
+                    and not any(_agree(v, k, kind) for v in theirs for k in known)
+                ):
+                    found.append(sentence)
+                    break
     return found
 
 
