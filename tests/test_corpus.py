@@ -362,7 +362,7 @@ def test_the_fourth_held_out_set_is_new_and_read_by_nothing_yet():
                 assert DOCS[span["doc"]].text.count(span["text"]) == 1, r["id"]
 
 
-def test_the_conflict_cases_written_later_are_valid_new_and_read_by_the_reader_chapter():
+def test_the_conflict_cases_written_later_are_new_and_read_by_the_reader_chapter():
     # written from the articles alone, without sight of the disagreement rules; read
     # once, by the reader chapter, after the rule for corrections was chosen on dev
     from ragbook.system.planted import load_conflicts
