@@ -39,7 +39,7 @@ __all__ = [
 KINDS = ("file", "after")
 # dev: used while building the check; test: written after its first form, read once;
 # holdout: written later by someone who had not seen its rules, read once at the end;
-# later: written after that, kept in a file of its own until it is read
+# later: written after that, in a file of its own, read once by the reader chapter
 SPLITS = ("dev", "test", "holdout", "later")
 
 
