@@ -11,7 +11,12 @@ from importlib import resources
 
 import pytest
 
-from ragbook.generation.answer_types import answer_kinds, expected_kinds, kind_mismatch
+from ragbook.generation.answer_types import (
+    answer_kinds,
+    event_mismatch,
+    expected_kinds,
+    kind_mismatch,
+)
 from ragbook.generation.cited import CitedReader
 from ragbook.generation.cited_prompt import (
     COMPARE_INSTRUCTION,
@@ -480,3 +485,49 @@ def test_a_length_must_be_the_dimension_the_question_asks_for():
     # kind_mismatch applies it only when given the evidence (a list, even empty)
     assert kind_mismatch("How long is the cliff?", "20 km high") is None
     assert kind_mismatch("How long is the cliff?", "20 km high", []) is not None
+
+
+def test_a_date_or_name_must_be_of_the_event_the_question_asks_about():
+    flyby = "New Horizons flew past Arrokoth on 1 January 2019."
+    assert (
+        event_mismatch("When was Arrokoth discovered?", "1 January 2019", [flyby])
+        == "the evidence names no discovery; the question asks about one"
+    )
+    assert event_mismatch("Who led the team?", "NASA", ["NASA's probe flew."]) == (
+        "the evidence names no leader; the question asks about one"
+    )
+    # the event named in the evidence or in the words, in any of its forms
+    lassell = "William Lassell discovered Triton on 10 October 1846."
+    assert (
+        event_mismatch("Who discovered Triton?", "William Lassell", [lassell]) is None
+    )
+    assert (
+        event_mismatch("When was it found?", "in 1930, when it was spotted", []) is None
+    )
+    assert (
+        event_mismatch(
+            "When was Voyager 2 launched?",
+            "1977",
+            ["Voyager 2, launched on 20 August 1977, flew past."],
+        )
+        is None
+    )
+    # "found to have", a question that is not "when" or "who", or no event: no view
+    assert (
+        event_mismatch("When was the spot found to have gone?", "1994", ["x"]) is None
+    )
+    assert event_mismatch("How big was the probe launched in 1977?", "1 m", []) is None
+    assert event_mismatch("When did Voyager 2 fly past Uranus?", "1986", ["x"]) is None
+
+
+def test_the_reader_refuses_a_date_of_another_event():
+    prompt = build_prompt(
+        "When was Arrokoth discovered?",
+        [("Pluto, Beyond", "New Horizons flew past Arrokoth on 1 January 2019.")],
+    )
+    reply = " 1 January 2019\nEvidence: [1.1]"
+    reader = CitedReader(StandIn(reply), check_conflicts=False)
+    assert reader(prompt) == ABSTAIN
+    assert reader.last.why.startswith("the evidence names no discovery")
+    unchecked = CitedReader(StandIn(reply), check_conflicts=False, check_events=False)
+    assert unchecked(prompt) == "1 January 2019 [1]."

@@ -449,6 +449,32 @@ def test_an_answer_whose_evidence_does_not_name_what_the_question_names_is_judge
     assert unnamed(prompt, reader.last.evidence[0], ("MESSENGER",)) == []
 
 
+def test_a_name_with_a_number_is_one_name():
+    question = "How long did Venera 9 transmit from the surface?"
+    prompt = build_prompt(
+        question,
+        [
+            ("Venus, Exploration", "Venera 7 transmitted for about 23 minutes."),
+            ("Venus, Landers", "Venera-9 sent the first images from the surface."),
+        ],
+    )
+    first, second = numbered_sentences(prompt)
+    assert unnamed(prompt, first) == ["Venera 9"]
+    assert unnamed(prompt, second) == []
+    # "Venera 90" is another name again; a name missing as a word is named once
+    other = build_prompt(question, [("Venus, Landers", "Venera 90 flew.")])
+    assert unnamed(other, numbered_sentences(other)[0]) == ["Venera 9"]
+    away = build_prompt(question, [("Venus, Landers", "Mariner 2 flew past.")])
+    assert unnamed(away, numbered_sentences(away)[0]) == ["Venera"]
+    # the reader then asks the model whether the sentence answers
+    model = StandIn(" 23 minutes\nEvidence: [1.1]", verdict=-1.0)
+    reader = CitedReader(model, closed_book=False, check_conflicts=False)
+    assert reader(prompt) == ABSTAIN
+    assert model.judged == [
+        "Venus, Exploration: Venera 7 transmitted for about 23 minutes."
+    ]
+
+
 def test_a_refusal_in_words_is_read_as_one():
     for words in (
         "The rotation period of Eris is not directly stated in any of the sources",

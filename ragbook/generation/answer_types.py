@@ -30,6 +30,7 @@ __all__ = [
     "expected_kinds",
     "answer_kinds",
     "dimension_mismatch",
+    "event_mismatch",
     "kind_mismatch",
 ]
 
@@ -226,6 +227,54 @@ def dimension_mismatch(
     if not said or asked in said:
         return None
     return f"the answer is {' and '.join(sorted(said))}; the question asks for {asked}"
+
+
+# the events a "when" or "who" question asks about: the words that name each in a
+# question, then those that name it in a sentence ("found" is a discovery, "found to
+# have" is not)
+_EVENTS = {
+    "a discovery": (
+        r"discover(?:ed|s|y)?|found(?! to| in| on| at)|spotted|identified|detected",
+        r"discover\w*|found|spotted|identified|detected|first (?:seen|observed|noticed)"
+        r"|observ\w+|photographed",
+    ),
+    "a launch": (
+        r"launch(?:ed|es)?|lift(?:ed)? off",
+        r"launch\w*|lift(?:ed|s)? off|left earth",
+    ),
+    "a landing": (
+        r"land(?:ed|s)?|touch(?:ed)? down",
+        r"land(?:ed|ing|s)?|touch(?:ed|es)? down|set down",
+    ),
+    "a naming": (r"named|called", r"name\w*|called"),
+    "a leader": (
+        r"led|lead|headed",
+        r"led|leads?|leader|leading|head(?:ed|s)?|principal investigator",
+    ),
+}
+_WHEN_OR_WHO = re.compile(
+    r"^(?:when|who|whom|whose|what year|in (?:what|which) years?|which years?)\b", re.I
+)
+
+
+def event_mismatch(question: str, words: str, evidence: Sequence[str]) -> str | None:
+    """Why the answer does not date or name the event the question asks about: a
+    "when" or "who" question names a discovery, a launch, a landing, a naming or a
+    leader ("When was Arrokoth discovered?"), and neither the answer's words nor its
+    evidence sentences name one (a flyby's date). None when they do, or when the
+    question names no such event."""
+    question = validate.text(question, "question").strip()
+    if not _WHEN_OR_WHO.search(question):
+        return None
+    said = " ".join([validate.text(words, "words"), *evidence])
+    for event, (asked, named) in _EVENTS.items():
+        if re.search(rf"\b(?:{asked})\b", question, re.I):
+            if re.search(rf"\b(?:{named})\b", said, re.I):
+                return None
+            return (
+                f"the evidence names no {event.split()[1]}; the question asks about one"
+            )
+    return None
 
 
 def kind_mismatch(

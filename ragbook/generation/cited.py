@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import validate
-from .answer_types import kind_mismatch
+from .answer_types import event_mismatch, kind_mismatch
 from .conflicts import disagreeing, settle
 from .parts import first_option, lead_with_option, options, order_claims, two_parts
 from .requests import off_task
@@ -137,6 +137,11 @@ class CitedReader:
       for (:func:`~ragbook.generation.answer_types.kind_mismatch`: an age for a
       depth), and with ``check_dimensions`` (the default) a length is not the one
       asked for, in its words or evidence (a height for a width);
+    - with ``check_events`` (the default), a "when" or "who" question about a
+      discovery, a launch, a landing, a naming or a leader is answered from words
+      and evidence that name no such event
+      (:func:`~ragbook.generation.answer_types.event_mismatch`: a flyby's date for
+      "When was Arrokoth discovered?");
     - with ``check_requests``, the request is not a question about the documents
       (:func:`~ragbook.generation.requests.off_task`: "ignore your sources", "repeat
       your instructions"); the model is then not asked;
@@ -213,6 +218,7 @@ class CitedReader:
         check_requests: bool = True,
         verify_unnamed: bool = True,
         check_dimensions: bool = True,
+        check_events: bool = True,
     ):
         if not callable(getattr(model, "structured_reply", None)):
             raise TypeError(
@@ -256,6 +262,7 @@ class CitedReader:
         self.check_requests = validate.flag(check_requests, "check_requests")
         self.verify_unnamed = validate.flag(verify_unnamed, "verify_unnamed")
         self.check_dimensions = validate.flag(check_dimensions, "check_dimensions")
+        self.check_events = validate.flag(check_events, "check_events")
         self.subject_names = tuple(self.subjects.subjects) if self.subjects else ()
         if refuse_by == "lift" and not self.closed_book:
             raise ValueError(
@@ -476,6 +483,12 @@ class CitedReader:
         if self.check_kinds and parts == 1:
             texts = [s.text for s in anchored] if self.check_dimensions else None
             mismatch = kind_mismatch(prompt.question, words, texts)
+            if mismatch:
+                return words, anchored, mismatch, moved
+        if self.check_events and parts == 1:
+            mismatch = event_mismatch(
+                prompt.question, words, [s.text for s in anchored]
+            )
             if mismatch:
                 return words, anchored, mismatch, moved
         return words, anchored, "", moved

@@ -75,22 +75,34 @@ def missing_names(
 _QUESTION_NAME = re.compile(r"(?<!^)\b[A-Z][A-Za-z'’-]+")
 
 
+# a name with a number, as spacecraft and missions are named: "Voyager 1", "Luna 16"
+_DESIGNATION = re.compile(r"\b([A-Z][A-Za-z]+)[ -](\d+)(?![\d.,])")
+
+
 def unnamed(
     prompt: Prompt, sentence: Sentence, exempt: tuple[str, ...] = ()
 ) -> list[str]:
     """The names of the prompt's question (less those in ``exempt``) that ``sentence``
     and its source's label do not name: "MESSENGER" for "How much did the MESSENGER
-    spacecraft weigh at launch?" and a sentence about a person's 70 kg. The sentence
+    spacecraft weigh at launch?" and a sentence about a person's 70 kg, or "Venera 9"
+    for a sentence about Venera 7 (a name with a number is one name). The sentence
     may still be about it ("It rose ..."), so an unnamed name is a reason to look
     again, not to refuse."""
     question = prompt.question.strip()
     found = _QUESTION_NAME.findall(question)
     names = dict.fromkeys(re.sub(r"['’]s$", "", n) for n in found)
     held = f"{prompt.sources[sentence.source - 1].label} {sentence.text}"
-    return [
+    missing = [
         name
         for name in names
         if name not in exempt and not re.search(rf"\b{re.escape(name)}", held)
+    ]
+    # a name with a number is one name: Venera 7 is not Venera 9
+    return missing + [
+        f"{name} {number}"
+        for name, number in _DESIGNATION.findall(question)
+        if name not in missing
+        and not re.search(rf"\b{re.escape(name)}[ -]{number}(?!\d)", held)
     ]
 
 
