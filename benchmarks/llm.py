@@ -1,10 +1,11 @@
 """The local language models, measured: load time, time to the first token,
 prefill and generation speed, time per five-passage answer, with 1 and 2 threads;
 generation against the bound memory bandwidth sets; the instruction prefix kept in the
-cache across questions; and the tool's whole answer with its cited reader
+cache across questions; the tool's whole answer with its cited reader
 (``ragbook ask --reader cited``: retrieval, the sentence ranking, the structured reply
 and its model check), with each answer's prompt tokens, time to the first token and
-generation speed.
+generation speed; and chapter 8's reranker, the model's relevance of each of fusion's
+top 20 chunks, in seconds a query.
 
     .venv/bin/python benchmarks/llm.py [--models qwen2.5-0.5b qwen2.5-1.5b]
                                        [--threads 1 2] [--questions 4]
@@ -209,6 +210,51 @@ def measure_cited(name: str, count: int) -> dict:
     }
 
 
+def measure_rerank(name: str, count: int, depth: int) -> dict:
+    """Chapter 8's reranker: the model's relevance (logit Yes - logit No) of each of
+    fusion's top ``depth`` chunks (BM25 and MiniLM by RRF, sentence chunks of 100
+    words), one call per candidate, per question: wall seconds for the whole list."""
+    from ragbook.retrieval.dense import DenseRetriever
+    from ragbook.retrieval.embedder import load_minilm
+    from ragbook.retrieval.fusion import HybridRetriever
+
+    chunks = sentence_chunks(load_corpus(), 100)
+    texts = [c.indexed_text for c in chunks]
+    fusion = HybridRetriever(
+        [BM25.from_texts(texts), DenseRetriever(load_minilm(), texts)], c=60, depth=50
+    )
+    model = llm.LocalModel(name)
+    model.relevance(QUESTIONS[0], chunks[0].text)  # warm-up: the model loaded
+    rows = []
+    for question in QUESTIONS[:count]:
+        candidates = [
+            chunks[hit.chunk_id].text for hit in fusion.search(question, depth)
+        ]
+        start = time.perf_counter()
+        for text in candidates:
+            model.relevance(question, text)
+        seconds = time.perf_counter() - start
+        rows.append(
+            {
+                "question": question,
+                "candidates": len(candidates),
+                "candidate_tokens": int(
+                    np.mean([model.count_tokens(text) for text in candidates])
+                ),
+                "query_s": seconds,
+                "candidate_s": seconds / len(candidates),
+            }
+        )
+    return {
+        "model": name,
+        "threads": model.threads,
+        "depth": depth,
+        "answers": rows,
+        "median_query_s": median(rows, "query_s"),
+        "median_candidate_s": median(rows, "candidate_s"),
+    }
+
+
 def median(rows, key):
     return float(np.median([r[key] for r in rows if r[key] == r[key]]))
 
@@ -291,6 +337,8 @@ def main(argv=None) -> int:
     cited_model = "qwen2.5-0.5b" if args.quick else "qwen2.5-1.5b"
     note(f"the tool's cited reader, {cited_model}")
     cited = measure_cited(cited_model, args.questions)
+    note(f"chapter 8's reranker, {cited_model}")
+    rerank = measure_rerank(cited_model, args.questions, 4 if args.quick else 20)
     table(
         [
             "model",
@@ -323,6 +371,18 @@ def main(argv=None) -> int:
                 cited["median_prompt_tokens"],
                 cited["median_first_token_s"],
                 cited["median_generation_tokens_per_s"],
+            ]
+        ],
+    )
+    table(
+        ["reranker", "threads", "candidates", "query s", "s a candidate"],
+        [
+            [
+                rerank["model"],
+                rerank["threads"],
+                rerank["depth"],
+                rerank["median_query_s"],
+                rerank["median_candidate_s"],
             ]
         ],
     )
@@ -374,6 +434,7 @@ def main(argv=None) -> int:
             "quick": args.quick,
             "results": results,
             "cited": cited,
+            "rerank": rerank,
             "targets": targets.records,
         },
     )

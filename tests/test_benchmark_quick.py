@@ -105,6 +105,10 @@ def test_llm_quick_runs_every_part_and_writes_its_keys(tmp_path):
     (answer,) = cited["answers"]
     assert answer["prompt_tokens"] > 0 and answer["answer"]
     assert 0 < answer["first_token_s"] <= answer["reply_s"] <= answer["total_s"]
+    rerank = data["rerank"]
+    (reranked,) = rerank["answers"]
+    assert reranked["candidates"] == rerank["depth"] == 4
+    assert 0 < reranked["candidate_s"] < reranked["query_s"]
     for target in data["targets"]:
         verdict = "MET" if target["met"] else "NOT MET"
         assert f"{target['target']}: " in stdout and verdict in stdout
