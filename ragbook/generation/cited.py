@@ -137,11 +137,9 @@ class CitedReader:
       for (:func:`~ragbook.generation.answer_types.kind_mismatch`: an age for a
       depth), and with ``check_dimensions`` (the default) a length is not the one
       asked for, in its words or evidence (a height for a width);
-    - with ``check_events`` (the default), a "when" or "who" question about a
-      discovery, a launch, a landing, a naming or a leader is answered from words
-      and evidence that name no such event
-      (:func:`~ragbook.generation.answer_types.event_mismatch`: a flyby's date for
-      "When was Arrokoth discovered?");
+    - with ``check_events`` (the default), the evidence does not name the event a
+      "when" or "who" question asks about (a flyby's date for "When was Arrokoth
+      discovered?": :func:`~ragbook.generation.answer_types.event_mismatch`);
     - with ``check_requests``, the request is not a question about the documents
       (:func:`~ragbook.generation.requests.off_task`: "ignore your sources", "repeat
       your instructions"); the model is then not asked;
@@ -166,9 +164,7 @@ class CitedReader:
     checked as above; a claim that fails is left out, and the answer is refused when
     both fail or when a name of the question is in none of the sources of the claims
     left (a comparison with one side found). A comparison's claims are ordered by
-    their figures
-    (:func:`~ragbook.generation.parts.order_claims`), so the answer names the winning
-    option first.
+    their figures (:func:`~ragbook.generation.parts.order_claims`), winner first.
 
     With ``check_conflicts`` (the default), an answer to a question in one part for
     which a sentence of the sources gives another figure
