@@ -56,6 +56,11 @@ from test_cited import StandIn
         ("Which spacecraft mapped Venus?", {"name"}),
         ("Is Venus hotter than Mercury?", {"yes/no"}),
         ("What are the bright spots made of?", set()),
+        ("How big is Neso?", {"length", "mass"}),
+        ("How big across is the basin?", {"length"}),
+        ("How large a share of the mass is ice?", set()),
+        ("How far south of the equator is the spot?", {"angle", "length"}),
+        ("At about what altitude is the temperature 20 °C?", {"length"}),
     ],
 )
 def test_the_kind_a_question_asks_for(question, kinds):
@@ -77,6 +82,8 @@ def test_the_kind_a_question_asks_for(question, kinds):
         ("Mariner 10", {"count", "name"}),
         ("Galileo in 2003", {"date", "name"}),
         ("sodium carbonate", set()),
+        ("10.7 %", {"count", "ratio"}),
+        ("about one-sixth of Earth's", {"count", "ratio", "name"}),
     ],
 )
 def test_the_kind_an_answer_is(words, kinds):
@@ -531,3 +538,44 @@ def test_the_reader_refuses_a_date_of_another_event():
     assert reader.last.why.startswith("the evidence names no discovery")
     unchecked = CitedReader(StandIn(reply), check_conflicts=False, check_events=False)
     assert unchecked(prompt) == "1 January 2019 [1]."
+
+
+def test_a_distance_is_not_a_size():
+    tiny = "Kerberos and Styx are only about 10 to 20 km across."
+    orbit = "Hydra orbits Pluto at a distance of about 65,000 km."
+    question = "How far from Pluto does Hydra orbit?"
+    assert kind_mismatch(question, "10 to 20 km", [tiny]) == (
+        "the answer is an extent; the question asks for a distance"
+    )
+    assert kind_mismatch(question, "about 65,000 km", [orbit]) is None
+    # "how far across" asks for an extent
+    assert kind_mismatch("How far across is the basin?", "20 km", [tiny]) is None
+
+
+def test_a_who_answer_must_name_someone_the_question_does_not():
+    question = "Who is the principal investigator leading NASA's Juno mission?"
+    assert kind_mismatch(question, "NASA's Juno mission, launched in 2011") == (
+        "the answer names only what the question names; it asks for a name"
+    )
+    assert kind_mismatch(question, "Scott Bolton") is None
+    # a capitalised opening names no one; a new name after it does
+    assert kind_mismatch("Who found it?", "The Juno team") is None
+    assert kind_mismatch("Who leads Juno?", "The Juno team") is not None
+    # "leading" asks about a leader, as "led" does
+    launch = "Juno was launched in August 2011."
+    assert event_mismatch(question, "launched in 2011", [launch]) == (
+        "the evidence names no leader; the question asks about one"
+    )
+
+
+def test_a_ratio_answers_a_quantity_and_a_length_check_reads_lengths_only():
+    # a figure relative to another is a quantity of any kind
+    assert kind_mismatch("How heavy is Mars compared with Earth?", "10.7 %") is None
+    assert kind_mismatch("How heavy is Mars?", "10.7") is not None
+    assert kind_mismatch("When did it land?", "2.3 times") is not None
+    # unless the answer also gives a quantity of another kind
+    assert kind_mismatch("How heavy is it?", "3,390 km, half of Earth's") is not None
+    # "How long" asks for a length or a duration: a duration's sentence may say
+    # "orbits", which names a distance, not the duration's dimension
+    month = "The Moon orbits Earth every 27.3 days."
+    assert kind_mismatch("How long is the Moon's month?", "27.3 days", [month]) is None

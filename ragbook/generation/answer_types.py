@@ -9,9 +9,9 @@ question accepts from its opening words and the quantity it names;
 names; :func:`kind_mismatch` says why the two disagree, or returns None.
 
 The rules are patterns on words, so they fail where patterns fail: a question whose
-kind is in a word they do not list ("What is Mars's sidereal day?", "How big is
-Ceres?") accepts any answer, "How much" accepts any quantity, and an answer whose
-unit is spelled unusually has no kind and passes. A rule that cannot tell says
+kind is in a word they do not list ("What is Mars's sidereal day?") accepts any
+answer, "How much" accepts any quantity, "How big" a length or a mass, and an answer
+whose unit is spelled unusually has no kind and passes. A rule that cannot tell says
 nothing: it refuses only on a clear disagreement.
 """
 
@@ -45,6 +45,7 @@ KINDS = (
     "date",
     "name",
     "yes/no",
+    "ratio",
 )
 
 # numbers spelled out, up to twenty, with their values: "two moons" holds 2
@@ -90,6 +91,13 @@ _DATE = re.compile(
 _BARE_NUMBER = re.compile(rf"(?<![\w.]){_NUMBER}(?![\w.]|\.\d)", re.I)
 _NAME = re.compile(r"\b[A-Z][\w'’-]*[a-z]")
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
+# a figure given relative to another: "10.7 %", "2.3 times", "one-sixth"
+_RATIO = re.compile(
+    rf"{_NUMBER}\s*(?:%|percent\b|per cent\b|times\b)"
+    r"|\b(?:half|one[- ](?:third|quarter|fifth|sixth|tenth)|a (?:third|quarter|fifth"
+    r"|sixth|tenth))\b",
+    re.I,
+)
 
 # the question's opening words and the kinds they accept, then (for a question whose
 # opening does not decide: "What is ...?") a quantity it names; the first rule that
@@ -111,6 +119,7 @@ _ASKS = [
     (r"^how fast\b|^how quickly\b", {"speed"}),
     (r"^how (?:heavy|massive)\b|^how much (?:does|did|do) .* weigh\b", {"mass"}),
     (r"^how much\b", {"mass", "length", "duration", "count", "speed", "temperature"}),
+    (r"^how far (?:north|south|east|west)\b", {"angle", "length"}),
     (
         r"^how far over\b|^how (?:steeply|much) .* (?:tilted|tipped|inclined)\b",
         {"angle"},
@@ -124,6 +133,12 @@ _ASKS = [
         {"name"},
     ),
     (r"^(?:is|are|was|were|does|do|did|can|could|has|have|will)\b", {"yes/no"}),
+    (
+        r"^(?:at|to|from|in) (?:about |roughly )?(?:what|which) (?:altitude|height"
+        r"|depth|distance)\b",
+        {"length"},
+    ),
+    (r"^how (?:big|large|small) (?:is|are|was|were)\b", {"length", "mass"}),
     (r"^(?:how|why|where)\b", set()),  # an opening that decides nothing
     (r"\b(?:rotation|orbital) period\b", {"duration"}),
     (r"\btemperatures?\b", {"temperature"}),
@@ -150,7 +165,8 @@ def answer_kinds(words: str) -> frozenset[str]:
     """The kinds an answer's words are: each quantity with its unit (``4,000 km`` a
     length, ``3.9 billion years`` a duration, ``427 °C`` a temperature), a year or a
     month (a date), a bare number or a number word (a count), a capitalised word that
-    is not a number or a month (a name), yes and no. Empty when none is recognised."""
+    is not a number or a month (a name), yes and no, a share or a multiple (``10.7
+    %``, ``2.3 times``, ``one-sixth``: a ratio). Empty when none is recognised."""
     words = validate.text(words, "words")
     kinds = {kind for kind, pattern in QUANTITIES.items() if pattern.search(words)}
     if _DATE.search(words):
@@ -163,6 +179,8 @@ def answer_kinds(words: str) -> frozenset[str]:
         kinds.add("count")
     if _YES_NO.match(words):
         kinds.add("yes/no")
+    if _RATIO.search(words):
+        kinds.add("ratio")
     if any(
         name.lower() not in NUMBER_WORDS
         for name in _NAME.findall(_DATE.sub(" ", words))
@@ -176,12 +194,21 @@ def answer_kinds(words: str) -> frozenset[str]:
 # dimension whether along or across
 _DIMENSIONS = {
     "an extent": (
-        r"^how (?:wide|broad|long is the|big across)\b|\b(?:width|diameter|length)\b",
+        r"^how (?:wide|broad|long is the|big across)\b|^how far\b.*\bacross\b"
+        r"|\b(?:width|diameter|length)\b",
         r"wide|width|across|diameter|broad|breadth|long|length",
     ),
-    "a depth": (r"^how deep\b|\bdepth\b", r"deep|depth"),
-    "a height": (r"^how (?:high|tall)\b|\bheight\b", r"high|height|tall|rises?|rising"),
+    "a depth": (r"^how (?:deep|far (?:down|below|beneath))\b|\bdepth\b", r"deep|depth"),
+    "a height": (
+        r"^how (?:high|tall|far (?:up|above))\b|\bheight\b",
+        r"high|height|tall|rises?|rising",
+    ),
     "a thickness": (r"^how thick\b|\bthickness\b", r"thick|thickness"),
+    "a distance": (
+        r"^how far\b(?! (?:down|below|beneath|up|above)\b)(?!.*\b(?:across|over)\b)"
+        r"|\bdistance\b",
+        r"distances?|distant|far|away|apart|orbits?|orbiting|semi-major",
+    ),
 }
 
 
@@ -213,14 +240,18 @@ def dimension_mismatch(
     question: str, words: str, evidence: Sequence[str]
 ) -> str | None:
     """Why a length is not the one the question asks for: the question asks for an
-    extent, a depth, a height or a thickness ("How wide ...?"), and the answer's words
-    or the evidence sentences name only other dimensions beside its figures ("8 km
-    high", "rises about 8 km" for a width); None when they agree or say nothing."""
+    extent, a depth, a height, a thickness or a distance ("How wide ...?", "How far
+    ...?"), and the answer's words or the evidence sentences name only other
+    dimensions beside the answer's lengths ("8 km high", "rises about 8 km" for a
+    width; "10 km across" for how far); None when they agree or say nothing."""
     asked = _dimension_asked(validate.text(question, "question"))
     if asked is None:
         return None
     said = set()
-    for number in re.findall(r"\d[\d,]*(?:\.\d+)?", validate.text(words, "words")):
+    lengths = " ".join(
+        m.group() for m in QUANTITIES["length"].finditer(validate.text(words, "words"))
+    )
+    for number in re.findall(r"\d[\d,]*(?:\.\d+)?", lengths):
         number = number.replace(",", "")
         for text in [words, *evidence]:
             said |= _dimensions_said(text, number)
@@ -248,7 +279,7 @@ _EVENTS = {
     ),
     "a naming": (r"named|called", r"name\w*|called"),
     "a leader": (
-        r"led|lead|headed",
+        r"led|leads?|leading|head(?:ed|s|ing)",
         r"led|leads?|leader|leading|head(?:ed|s)?|principal investigator",
     ),
 }
@@ -282,8 +313,9 @@ def kind_mismatch(
 ) -> str | None:
     """Why the answer's words are not the kind of answer the question asks for (``"the
     answer is a duration; the question asks for a length"``), or None when they agree
-    or either kind is unknown. A question asking for a name accepts any answer with a
-    name in it; a yes/no question accepts any answer. Given the ``evidence`` sentences
+    or either kind is unknown. A question asking for a name accepts an answer with a
+    name the question does not hold; a yes/no question accepts any answer, and a
+    question asking for a quantity a ratio. Given the ``evidence`` sentences
     (a list, possibly empty), a length must also be the dimension asked for
     (:func:`dimension_mismatch`)."""
     expected = expected_kinds(question)
@@ -295,15 +327,39 @@ def kind_mismatch(
             return wrong
     found = answer_kinds(words)
     if "name" in expected and _NAME.search(words):
-        return None
+        if _new_names(question, words) or expected != {"name"}:
+            return None
+        return "the answer names only what the question names; it asks for a name"
     if not found or found & expected:
         return None
+    if "ratio" in found and expected - {"date", "name"}:
+        if not found - {"ratio", "count", "name"}:
+            return None  # a quantity relative to another: "10.7 % of Earth's"
     if expected == {"count"} and found == {"date"}:
         return None  # "how many ..." answered by a number read as a year
     return (
         f"the answer is {_a(sorted(found))}; the question asks for "
         f"{_a(sorted(expected), 'or')}"
     )
+
+
+# capitalised words that open a sentence without naming anything
+_OPENERS = set(
+    "the a an it its in on at by of for from with after before during this that these "
+    "those there he she they his her their some most all both each one".split()
+)
+
+
+def _new_names(question: str, words: str) -> list[str]:
+    """The names of ``words`` the question does not hold: a "who" answer that only
+    repeats the question's names ("Juno launched in 2011" for "Who leads Juno?")
+    names no one."""
+
+    def names(text: str) -> set[str]:
+        found = {re.sub(r"['’]s$", "", n).lower() for n in _NAME.findall(text)}
+        return found - _OPENERS - set(NUMBER_WORDS)
+
+    return sorted(names(words) - names(question))
 
 
 def _a(kinds: list[str], joint: str = "and") -> str:
