@@ -287,8 +287,14 @@ MARS = [
 def test_figures_of_a_kind():
     assert figures("Two small moons and 97 others", "count") == [2.0, 97.0]
     assert figures("It launched in 1997, 2 years late", "count") == []
-    assert figures("about 6.4 billion years", "duration") == [6.4e9]
+    # in one unit for each kind, so that "nine hours" is not "nine days": days, km,
+    # kg, °C, km/s (6.4e9 years x 365.25 days; 9 / 24 days; 3.8 cm = 3.8e-5 km)
+    assert figures("about 6.4 billion years", "duration") == [6.4e9 * 365.25]
+    assert figures("six days and nine hours", "duration") == [6.0, 9 / 24]
     assert figures("from 427 °C to −173 °C", "temperature") == [427.0, -173.0]
+    assert figures("40 K, 32 °F", "temperature") == pytest.approx([-233.15, 0.0])
+    assert figures("4,000 m and 2 miles", "length") == [4.0, 2 * 1.609344]
+    assert figures("3.8 cm per year", "speed") == [3.8e-5 / (365.25 * 86400)]
 
 
 def test_sources_that_disagree_are_found_and_cited():
@@ -418,6 +424,31 @@ def test_a_correction_disagrees_with_the_sentence_it_corrects_in_any_words():
     )
     s = {x.id: x for x in CitedReader(StandIn("")).shown(same)}
     assert corrected("1,215 km", [s["1.2"]], same, ["length"]) == []
+
+
+def test_units_are_compared_and_a_question_of_no_kind_still_sees_a_correction():
+    # "six days and nine hours" holds no figure of "nine days": 9 hours is 0.375 days
+    question = "How long is one day on Pluto?"
+    true = "Its rotation period is 6.387 days: a day lasts six days and nine hours."
+    false = "Its rotation period is 9.71 days: a day lasts nine days and 17 hours."
+    prompt = build_prompt(
+        question, [("Pluto, Orbit", true), ("Pluto at a glance", false)]
+    )
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = disagreeing(question, "9.71 days", [s["2.1"]], prompt, ("Pluto",))
+    assert [x.id for x in found] == ["1.1"]
+    # "By how much ...?" names no kind: the answer's figure gives it, and only a
+    # sentence that says it corrects another disagrees
+    question = "By how much does the Moon move away from Earth each year?"
+    true = "The Moon recedes from Earth by about 3.8 cm per year."
+    fix = "Newer laser ranging results have updated this rate to 6.4 cm per year."
+    prompt = build_prompt(question, [("The Moon, Effects on Earth", f"{true} {fix}")])
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = disagreeing(question, "6.4 cm per year", [s["1.2"]], prompt, ("Moon",))
+    assert [x.id for x in found] == ["1.1"]
+    plain = build_prompt(question, [("The Moon", f"{true} It was 6.4 cm per year.")])
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(plain)}
+    assert disagreeing(question, "6.4 cm per year", [s["1.2"]], plain, ("Moon",)) == []
 
 
 def test_a_quoted_claim_keeps_the_option_it_answers():

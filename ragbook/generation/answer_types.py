@@ -124,7 +124,10 @@ _ASKS = [
         r"^how far over\b|^how (?:steeply|much) .* (?:tilted|tipped|inclined)\b",
         {"angle"},
     ),
-    (r"^how (?:far|deep|wide|tall|high|thick)\b|^how big across\b", {"length"}),
+    (
+        r"^how (?:far|deep|wide|tall|high|thick|close|near)\b|^how big across\b",
+        {"length"},
+    ),
     (r"^(?:when|what year|in (?:what|which) years?|which years?)\b", {"date"}),
     (r"^(?:who|whom|whose)\b", {"name"}),
     (
@@ -205,9 +208,10 @@ _DIMENSIONS = {
     ),
     "a thickness": (r"^how thick\b|\bthickness\b", r"thick|thickness"),
     "a distance": (
-        r"^how far\b(?! (?:down|below|beneath|up|above)\b)(?!.*\b(?:across|over)\b)"
-        r"|\bdistance\b",
-        r"distances?|distant|far|away|apart|orbits?|orbiting|semi-major",
+        r"^how (?:far\b(?! (?:down|below|beneath|up|above)\b)(?!.*\b(?:across|over)\b)"
+        r"|close|near)\b|\bdistance\b",
+        r"distances?|distant|far|away|apart|orbits?|orbiting|semi-major|close(?:st)?"
+        r"|near(?:est)?",
     ),
 }
 

@@ -93,14 +93,86 @@ def _value(text: str) -> float:
     return sign * number * (_SCALE[scale.group()] if scale else 1.0)
 
 
+# each unit's size in the unit a kind is compared in (km, days, kg, km/s); a unit not
+# listed ("Earth radii") is left as written
+_UNITS = {
+    "length": [
+        (r"km|kilomet(?:re|er)s?", 1.0),
+        (r"cm|centimet(?:re|er)s?", 1e-5),
+        (r"mm|millimet(?:re|er)s?", 1e-6),
+        (r"m|met(?:re|er)s?", 1e-3),
+        (r"miles?", 1.609344),
+        (r"au|astronomical units?", 1.495978707e8),
+        (r"light[- ]years?", 9.4607e12),
+        (r"parsecs?", 3.0857e13),
+    ],
+    "duration": [
+        (r"s|seconds?", 1 / 86400),
+        (r"minutes?", 1 / 1440),
+        (r"h|hours?", 1 / 24),
+        (r"days?", 1.0),
+        (r"sols?", 1.0275),
+        (r"weeks?", 7.0),
+        (r"months?", 30.44),
+        (r"years?|yr", 365.25),
+        (r"decades?", 3652.5),
+        (r"century|centuries", 36525.0),
+        (r"millennia", 365250.0),
+    ],
+    "mass": [
+        (r"kg|kilograms?", 1.0),
+        (r"g|grams?", 1e-3),
+        (r"tonnes?|tons?", 1e3),
+        (r"earth masses", 5.972e24),
+        (r"jupiter masses", 1.898e27),
+        (r"solar masses", 1.989e30),
+    ],
+}
+
+
+def _in_unit(match: str, kind: str) -> float:
+    """The value of a figure with its unit, in the unit its kind is compared in: km,
+    days, kg, °C or km/s (``"3.8 cm per year"`` is 3.8e-5 / 31,557,600 km/s)."""
+    value = _value(match)
+    unit = re.sub(rf"^[-−\s\d.,]*(?:{SPELLED_NUMBER.pattern})?", "", match, flags=re.I)
+    unit = re.sub(r"^\s*(?:thousand|million|billion|trillion)", "", unit.lower())
+    if kind == "temperature":
+        if re.search(r"f|fahrenheit", unit):
+            return (value - 32) * 5 / 9
+        if not re.search(r"c", unit):  # kelvin
+            return value - 273.15
+        return value
+    if kind == "speed":
+        if "/" in unit:
+            distance, _, per = unit.partition("/")
+            per = {"s": 1.0, "h": 3600.0}.get(per.strip(), 1.0)
+        else:
+            distance, _, per = unit.partition(" ")
+            per = _scale(per.split()[-1], "duration") * 86400
+        return value * _scale(distance.strip(), "length") / per
+    return value * _scale(unit, kind)
+
+
+def _scale(unit: str, kind: str) -> float:
+    """The size of ``unit`` in the unit ``kind`` is compared in; 1 for a unit not
+    listed."""
+    unit = unit.strip().lower()
+    if kind == "duration":  # "Earth days" are days
+        unit = re.sub(r"^(?:earth|martian|terrestrial) ", "", unit)
+    for pattern, size in _UNITS.get(kind, []):
+        if re.fullmatch(pattern, unit):
+            return size
+    return 1.0
+
+
 def figures(text: str, kind: str) -> list[float]:
     """The figures of ``kind`` in ``text``: a length, duration, mass, temperature or
-    speed with its unit (the number as written, scale words applied: ``6.4 billion
-    years`` is 6.4e9), a year for a date, and for a count every number or number word
-    that is not a year and has no unit."""
+    speed with its unit, in one unit for its kind (km, days, kg, °C, km/s; scale words
+    applied: ``6.4 billion years`` is 6.4e9 x 365.25 days), a year for a date, and for
+    a count every number or number word that is not a year and has no unit."""
     text = validate.text(text, "text")
     if kind in QUANTITIES:
-        return [_value(m.group()) for m in QUANTITIES[kind].finditer(text)]
+        return [_in_unit(m.group(), kind) for m in QUANTITIES[kind].finditer(text)]
     if kind == "date":
         return [float(y) for y in _YEAR.findall(text)]
     if kind == "count":
@@ -271,6 +343,10 @@ def disagreeing(
     sentences an evidence sentence says it corrects are added (:func:`corrected`)."""
     question = validate.text(question, "question")
     kinds = [k for k in expected_kinds(question) if k not in ("name", "yes/no")]
+    if not kinds and evidence:  # a question that does not say ("By how much ...?"):
+        # only a correction, of a figure of the answer's kind, is a disagreement
+        kinds = [k for k, unit in QUANTITIES.items() if unit.search(words)]
+        return corrected(words, evidence, prompt, kinds) if kinds else []
     if not evidence or not kinds:
         return []
     named = [s for s in subjects if re.search(rf"\b{re.escape(s)}\b", question, re.I)]
