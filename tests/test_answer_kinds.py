@@ -295,6 +295,9 @@ def test_figures_of_a_kind():
     assert figures("40 K, 32 °F", "temperature") == pytest.approx([-233.15, 0.0])
     assert figures("4,000 m and 2 miles", "length") == [4.0, 2 * 1.609344]
     assert figures("3.8 cm per year", "speed") == [3.8e-5 / (365.25 * 86400)]
+    assert figures("36 mph, 2 m/s, 3.6 km/h", "speed") == pytest.approx(
+        [36 * 1.609344 / 3600, 2e-3, 1e-3]
+    )
 
 
 def test_sources_that_disagree_are_found_and_cited():

@@ -143,13 +143,15 @@ def _in_unit(match: str, kind: str) -> float:
             return value - 273.15
         return value
     if kind == "speed":
+        if unit.strip() == "mph":
+            return value * 1.609344 / 3600
         if "/" in unit:
             distance, _, per = unit.partition("/")
-            per = {"s": 1.0, "h": 3600.0}.get(per.strip(), 1.0)
-        else:
-            distance, _, per = unit.partition(" ")
-            per = _scale(per.split()[-1], "duration") * 86400
-        return value * _scale(distance.strip(), "length") / per
+            seconds = {"s": 1.0, "h": 3600.0}.get(per.strip(), 1.0)
+        else:  # "km per hour", "metres a second"
+            distance, _, per = unit.strip().partition(" ")
+            seconds = _scale(per.split()[-1], "duration") * 86400 if per else 1.0
+        return value * _scale(distance, "length") / seconds
     return value * _scale(unit, kind)
 
 
