@@ -18,7 +18,9 @@ from ragbook.generation.answer_types import (
     kind_mismatch,
 )
 from ragbook.generation.cited import CitedReader
+from ragbook.generation.cited_checks import cut, unsupported_numbers
 from ragbook.generation.cited_prompt import (
+    MAX_CHARS,
     COMPARE_INSTRUCTION,
     TWO_PART_INSTRUCTION,
     Sentence,
@@ -613,3 +615,48 @@ def test_a_ratio_answers_a_quantity_and_a_length_check_reads_lengths_only():
     # "orbits", which names a distance, not the duration's dimension
     month = "The Moon orbits Earth every 27.3 days."
     assert kind_mismatch("How long is the Moon's month?", "27.3 days", [month]) is None
+
+
+def test_a_time_ago_dates_and_a_named_unit_must_be_given():
+    # "formed 3.9 billion years ago" says when: a date, not how long
+    assert "date" in answer_kinds("3.8 to 3.9 billion years ago")
+    assert "date" not in answer_kinds("3.9 billion years")
+    assert kind_mismatch("When did the basin form?", "3.9 billion years ago") is None
+    assert kind_mismatch("When did the basin form?", "3.9 billion years") is not None
+    # "..., in nanotesla?" names the unit: a share of something is not an answer
+    asked = "What is the field's strength at the pole, in nanotesla?"
+    assert kind_mismatch(asked, "1.1%") == (
+        "the answer gives no figure in nanotesla; the question asks one"
+    )
+    assert kind_mismatch(asked, "about 300 nanotesla") is None
+    # a unit the rules know is matched by kind: km is a figure in kilometres
+    assert kind_mismatch("How wide is the crater, in kilometres?", "93 km") is None
+    assert kind_mismatch("How wide is the crater, in kilometres?", "3 days")
+    assert kind_mismatch("When, in what year?", "1976") is None  # not a unit
+    # "Which instrument ...?" asks for a name the question does not hold
+    which = "Which instrument on Chandrayaan-1 found water on the Moon?"
+    assert expected_kinds(which) == {"name"}
+    assert kind_mismatch(which, "Chandrayaan-1 found water on the Moon in 2009")
+    assert kind_mismatch(which, "the Moon Mineralogy Mapper") is None
+
+
+def test_round_numbers_in_words_hold_their_value_and_a_cut_answer_is_quoted():
+    craters = Sentence("1.1", 1, "The planet has about a thousand impact craters.")
+    assert unsupported_numbers("1,000 craters", [craters]) == []
+    assert unsupported_numbers("1000", [craters]) == []
+    assert unsupported_numbers("100", [craters]) == ["100"]
+    dozen = Sentence("1.2", 1, "A dozen probes have visited it.")
+    assert unsupported_numbers("12", [dozen]) == []
+    # words that reach the grammar's limit are cut mid-claim: the sentence is quoted
+    sentence = (
+        "The equatorial diameter is about 120,536 km, about 9.45 times that of Earth, "
+        "while the polar diameter is only about 108,728 km."
+    )
+    prompt = build_prompt(
+        "What are the equatorial and polar diameters of Saturn?",
+        [("Saturn, Physical characteristics", sentence)],
+    )
+    words = sentence[:MAX_CHARS]  # "... while the polar d"
+    assert cut(words) and not cut("about 120,536 km")
+    answer = CitedReader(StandIn(f" {words}\nEvidence: [1.1]"), refuse_below=-9)(prompt)
+    assert answer == sentence.rstrip(".") + " [1]."

@@ -88,6 +88,8 @@ _DATE = re.compile(
     r"|\b\d{1,2}(?:st|nd|rd|th)? century\b",
     re.I,
 )
+# a time given as a duration back from now: "3.9 billion years ago" dates an event
+_AGO = re.compile(rf"{_NUMBER}{_SCALE}\s*(?:{_UNITS['duration']})\s+ago\b", re.I)
 _BARE_NUMBER = re.compile(rf"(?<![\w.]){_NUMBER}(?![\w.]|\.\d)", re.I)
 _NAME = re.compile(r"\b[A-Z][\w'’-]*[a-z]")
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
@@ -132,7 +134,8 @@ _ASKS = [
     (r"^(?:who|whom|whose)\b", {"name"}),
     (
         r"^(?:what|which) (?:spacecraft|probe|mission|astronomer|scientist|person"
-        r"|orbiter|lander|rover|telescope|moon|planet|crater|observatory|agency)\b",
+        r"|orbiter|lander|rover|telescope|moon|planet|crater|observatory|agency"
+        r"|instrument|camera|spectrometer|radar|team|university|institution)\b",
         {"name"},
     ),
     (r"^(?:is|are|was|were|does|do|did|can|could|has|have|will)\b", {"yes/no"}),
@@ -167,12 +170,13 @@ def expected_kinds(question: str) -> frozenset[str]:
 def answer_kinds(words: str) -> frozenset[str]:
     """The kinds an answer's words are: each quantity with its unit (``4,000 km`` a
     length, ``3.9 billion years`` a duration, ``427 °C`` a temperature), a year or a
-    month (a date), a bare number or a number word (a count), a capitalised word that
-    is not a number or a month (a name), yes and no, a share or a multiple (``10.7
-    %``, ``2.3 times``, ``one-sixth``: a ratio). Empty when none is recognised."""
+    month, or a time ago (``3.9 billion years ago``: a date), a bare number or a
+    number word (a count), a capitalised word that is not a number or a month (a name),
+    yes and no, a share or a multiple (``10.7 %``, ``2.3 times``, ``one-sixth``: a
+    ratio). Empty when none is recognised."""
     words = validate.text(words, "words")
     kinds = {kind for kind, pattern in QUANTITIES.items() if pattern.search(words)}
-    if _DATE.search(words):
+    if _DATE.search(words) or _AGO.search(words):
         kinds.add("date")
     rest = words
     for pattern in QUANTITIES.values():
@@ -321,7 +325,11 @@ def kind_mismatch(
     name the question does not hold; a yes/no question accepts any answer, and a
     question asking for a quantity a ratio. Given the ``evidence`` sentences
     (a list, possibly empty), a length must also be the dimension asked for
-    (:func:`dimension_mismatch`)."""
+    (:func:`dimension_mismatch`). A question that names its unit (``"..., in
+    nanotesla?"``) takes only an answer that names it too."""
+    unit = _UNIT_ASKED.search(validate.text(question, "question").strip())
+    if unit and not _in_unit(unit.group(1), validate.text(words, "words")):
+        return f"the answer gives no figure in {unit.group(1)}; the question asks one"
     expected = expected_kinds(question)
     if not expected or "yes/no" in expected:
         return None
@@ -345,6 +353,19 @@ def kind_mismatch(
         f"the answer is {_a(sorted(found))}; the question asks for "
         f"{_a(sorted(expected), 'or')}"
     )
+
+
+# a question that names the unit of its answer: "..., in nanotesla?"
+_UNIT_ASKED = re.compile(r",\s*in (?!what\b|which\b)([a-z][a-z ]{2,30})\?$", re.I)
+
+
+def _in_unit(unit: str, words: str) -> bool:
+    """Whether ``words`` give a figure in ``unit``: a quantity of its kind ("km" for
+    "kilometres"), or, for a unit the rules do not know, its name."""
+    kinds = [k for k, pattern in QUANTITIES.items() if pattern.fullmatch(f"1 {unit}")]
+    if kinds:
+        return any(QUANTITIES[k].search(words) for k in kinds)
+    return unit[:4].lower() in words.lower()
 
 
 # capitalised words that open a sentence without naming anything

@@ -25,9 +25,8 @@ check of the grounding checks).
 A grammar checks the form, not the content: a well-formed answer can cite the right
 sentence and misstate it, or cite a sentence that does not hold the answer.
 
-The prompt, the grammar and the reading of the reply are in
-:mod:`~ragbook.generation.cited_prompt`; the checks on the answer's words in
-:mod:`~ragbook.generation.cited_checks`.
+The prompt, grammar and reply's reading are in :mod:`~ragbook.generation.cited_prompt`;
+the checks on the answer's words in :mod:`~ragbook.generation.cited_checks`.
 """
 
 from __future__ import annotations
@@ -42,6 +41,7 @@ from .parts import first_option, lead_with_option, options, order_claims, two_pa
 from .requests import off_task
 from .cited_checks import (
     anchor,
+    cut,
     missing_names,
     says_not_stated,
     unnamed,
@@ -411,7 +411,7 @@ class CitedReader:
             words = lead_with_option(prompt.question, words, label)
             words = spelled_as_evidence(words, evidence)
             claim = render_answer(words, evidence)
-            if self.quote_unsupported and not supported(claim, prompt):
+            if self.quote_unsupported and (cut(words) or not supported(claim, prompt)):
                 claim, quoted = quote(evidence[0]), True
                 option = first_option(prompt.question, words)
                 if option and first_option(prompt.question, claim) != option:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from .answer_types import NUMBER_WORDS, SPELLED_NUMBER
-from .cited_prompt import Sentence
+from .cited_prompt import MAX_CHARS, Sentence
 from .generators import is_refusal
 from .prompts import Prompt
 from ..indexing.text import analyze
@@ -38,6 +38,13 @@ __all__ = [
     "supported",
     "spelled_as_evidence",
 ]
+
+
+def cut(words: str) -> bool:
+    """Whether the answer's words reach the grammar's length limit
+    (:data:`~ragbook.generation.cited_prompt.MAX_CHARS`): cut there, they may stop
+    mid-claim ("... while the polar"), so the sentence they come from says it whole."""
+    return len(words.strip()) >= MAX_CHARS
 
 
 def supported(answer: str, prompt: Prompt) -> bool:
@@ -107,6 +114,9 @@ def unnamed(
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# a round number in words: "about a thousand impact craters" holds 1000
+_ROUND = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 10**6}
+_A_ROUND = re.compile(r"\b(?:a|one) (dozen|hundred|thousand|million)\b", re.I)
 # a refusal in words where the grammar asked for "none": "is not directly stated in
 # the sources", "not mentioned", "the sources do not say"
 _NOT_STATED = re.compile(
@@ -123,13 +133,14 @@ def says_not_stated(words: str) -> bool:
 def unsupported_numbers(words: str, evidence: list[Sentence]) -> list[str]:
     """The numbers of the answer's words that none of its evidence sentences holds
     (``4,333`` and ``4333`` count as the same number, and a sentence's ``two`` holds
-    2: numbers up to twenty spelled out)."""
+    2: numbers up to twenty spelled out; "a thousand" holds 1000, "a dozen" 12)."""
     held = {n.replace(",", "") for s in evidence for n in _NUMBER.findall(s.text)}
     held |= {
         str(NUMBER_WORDS[w.lower()])
         for s in evidence
         for w in SPELLED_NUMBER.findall(s.text)
     }
+    held |= {str(_ROUND[w.lower()]) for s in evidence for w in _A_ROUND.findall(s.text)}
     return [n for n in _NUMBER.findall(words) if n.replace(",", "") not in held]
 
 
