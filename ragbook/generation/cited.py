@@ -31,7 +31,6 @@ the checks on the answer's words in :mod:`~ragbook.generation.cited_checks`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from .. import validate
@@ -52,6 +51,7 @@ from .cited_checks import (
 from .cited_prompt import (
     ANSWER_ENDS,
     AnswerStream,
+    CitedAnswer,
     CITED_INSTRUCTION,
     CLOSED_INSTRUCTION,
     NONE,
@@ -83,36 +83,6 @@ __all__ = [
 # answering "none", the likeliest first token when it is
 REFUSE_BY = "none"
 REFUSE_BELOW = None
-
-
-@dataclass(frozen=True)
-class CitedAnswer:
-    """What the reader made of one prompt: the rendered ``answer``; whether it
-    ``refused`` and ``why`` (``""`` when it answered); the model's own ``words`` and the
-    ``evidence`` sentences it chose; the raw ``reply`` (None when nothing was asked);
-    and the three scores of :func:`scores` (None when nothing was asked); ``moved``
-    when the evidence is not the sentences the model named but the one that says
-    more of what the answer says (:func:`~ragbook.generation.cited_checks.anchor`);
-    ``quoted`` when the answer is its evidence sentence, because the model's words did
-    not pass the checks (:func:`~ragbook.generation.cited_checks.supported`);
-    ``claims``, each answered claim's (words, evidence), two for a question in two
-    parts (``words`` and ``evidence`` then join theirs); ``disagree``, the sentences
-    that give another figure than the answer
-    (:func:`~ragbook.generation.conflicts.disagreeing`); ``followed``, the date of
-    the newer source an answer follows when dated sources disagree, else ``""``."""
-
-    answer: str
-    refused: bool
-    why: str
-    words: str
-    evidence: tuple[Sentence, ...]
-    reply: str | None
-    scores: dict | None
-    moved: bool = False
-    quoted: bool = False
-    claims: tuple = ()
-    disagree: tuple[Sentence, ...] = ()
-    followed: str = ""
 
 
 class CitedReader:

@@ -48,6 +48,7 @@ __all__ = [
     "render_answer",
     "quote",
     "AnswerStream",
+    "CitedAnswer",
 ]
 
 CITED_INSTRUCTION = (
@@ -306,3 +307,33 @@ def scores(result: dict) -> dict:
     confidence = _mean(open_book)
     lift = confidence - _mean(closed) if closed else float("-inf")
     return {"none": none, "confidence": confidence, "lift": lift}
+
+
+@dataclass(frozen=True)
+class CitedAnswer:
+    """What the reader made of one prompt: the rendered ``answer``; whether it
+    ``refused`` and ``why`` (``""`` when it answered); the model's own ``words`` and the
+    ``evidence`` sentences it chose; the raw ``reply`` (None when nothing was asked);
+    and the three scores of :func:`scores` (None when nothing was asked); ``moved``
+    when the evidence is not the sentences the model named but the one that says
+    more of what the answer says (:func:`~ragbook.generation.cited_checks.anchor`);
+    ``quoted`` when the answer is its evidence sentence, because the model's words did
+    not pass the checks (:func:`~ragbook.generation.cited_checks.supported`);
+    ``claims``, each answered claim's (words, evidence), two for a question in two
+    parts (``words`` and ``evidence`` then join theirs); ``disagree``, the sentences
+    that give another figure than the answer
+    (:func:`~ragbook.generation.conflicts.disagreeing`); ``followed``, the date of
+    the newer source an answer follows when dated sources disagree, else ``""``."""
+
+    answer: str
+    refused: bool
+    why: str
+    words: str
+    evidence: tuple[Sentence, ...]
+    reply: str | None
+    scores: dict | None
+    moved: bool = False
+    quoted: bool = False
+    claims: tuple = ()
+    disagree: tuple[Sentence, ...] = ()
+    followed: str = ""
