@@ -4,6 +4,7 @@ Every record is keyed by its own model and request, says who made it, and holds 
 result of the shape its kind needs. Whether the texts are the model's is checked by
 regenerating a sample with the model (tools/llm_records.py check, in make test)."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,26 @@ def test_the_near_tie_chapter_11_shows_is_a_record_made_again_elsewhere():
     margins = tie["margins"]
     assert min(margins) == 0 and 0 < max(margins) < 0.5  # tools/llm_records.NEAR_TIE
     assert sum(m > 0 for m in margins) < len(margins) // 10
+
+
+def test_a_file_written_atomically_is_readable_as_a_plain_write_would_be(tmp_path):
+    from ragbook.llm.files import write_atomically
+
+    umask = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh.jsonl"
+        write_atomically(fresh, b"{}\n")
+        # a new file gets 0666 less the umask 022, not the temporary file's 0600
+        assert fresh.stat().st_mode & 0o777 == 0o644
+        kept = tmp_path / "kept.jsonl"
+        kept.write_bytes(b"")
+        kept.chmod(0o640)
+        write_atomically(kept, b"{}\n")
+        assert kept.stat().st_mode & 0o777 == 0o640  # an existing file keeps its own
+        assert kept.read_bytes() == b"{}\n"
+        assert sorted(p.name for p in tmp_path.iterdir()) == [
+            "fresh.jsonl",
+            "kept.jsonl",
+        ]
+    finally:
+        os.umask(umask)

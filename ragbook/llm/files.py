@@ -150,14 +150,28 @@ def _write_stamp(path: Path, sha256: str) -> None:
     )
 
 
+def _plain_mode(temporary: str, target: Path) -> None:
+    """Give ``temporary`` the permissions ``target`` has, or those a new file gets
+    (0666 less the umask): mkstemp's 0600 would hide it from every other user."""
+    try:
+        mode = target.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    os.chmod(temporary, mode)
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and
-    os.replace, so that a stopped run leaves the previous file intact."""
+    os.replace, so that a stopped run leaves the previous file intact; the file keeps
+    its permissions, or gets a new file's."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
     )
     try:
+        _plain_mode(temporary, path)
         with os.fdopen(handle, "wb") as out:
             out.write(data)
             out.flush()
@@ -225,6 +239,7 @@ def assemble(spec: ModelSpec, folder: Path | None = None) -> Path:
     )
     digest = hashlib.sha256()
     try:
+        _plain_mode(temporary, target)
         with os.fdopen(handle, "wb") as out:
             for part in parts:
                 with open(part, "rb") as source:
