@@ -419,10 +419,16 @@ def test_a_correction_disagrees_with_the_sentence_it_corrects_in_any_words():
     s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
     found = corrected("1,580 km", [s["3.1"]], prompt, ["length"])
     assert [x.id for x in found] == ["1.2"]
-    # no word of correction, or the same figure before it: no disagreement
+    # no word of correction ("correctly" is none), or the same figure before it: no
+    # disagreement
     plain = build_prompt(question, [("Pluto, Moons", f"{true} Its width is 1,580 km.")])
     s = {x.id: x for x in CitedReader(StandIn("")).shown(plain)}
     assert corrected("1,580 km", [s["1.2"]], plain, ["length"]) == []
+    told = build_prompt(
+        question, [("Pluto, Moons", f"{true} It is correctly given as 1,580 km.")]
+    )
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(told)}
+    assert corrected("1,580 km", [s["1.2"]], told, ["length"]) == []
     assert disagreeing(question, "1,580 km", [s["1.2"]], plain, ("Pluto",)) == []
     same = build_prompt(
         question, [("Pluto, Moons", f"{true} {fix}".replace("1,580", "1,215"))]

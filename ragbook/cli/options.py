@@ -168,22 +168,16 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ragbook",
-        description="Retrieval-augmented answers with citations, offline.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    ask = commands.add_parser("ask", help="answer a question with citations")
-    ask.add_argument("question")
-    ask.add_argument(
+def add_document_options(parser: argparse.ArgumentParser) -> None:
+    """The documents to read and the access levels their reader holds (ask, chat)."""
+    parser.add_argument(
         "--documents",
         metavar="DIR",
         help="a folder of Markdown files (default: the bundled corpus); a file that "
         "opens with a metadata block (id, access, version, date) is indexed in its "
         "latest version, when --access allows it",
     )
-    ask.add_argument(
+    parser.add_argument(
         "--access",
         nargs="+",
         choices=ACCESS_LEVELS,
@@ -193,6 +187,17 @@ def build_parser() -> argparse.ArgumentParser:
         f"{', '.join(ACCESS_LEVELS)} (default: public); a document of another "
         "level is left out",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ragbook",
+        description="Retrieval-augmented answers with citations, offline.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    ask = commands.add_parser("ask", help="answer a question with citations")
+    ask.add_argument("question")
+    add_document_options(ask)
     ask.add_argument(
         "--show-prompt",
         action="store_true",
@@ -204,23 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a conversation: one question per line, follow-ups rewritten, until the "
         "end of input",
     )
-    chat.add_argument(
-        "--documents",
-        metavar="DIR",
-        help="a folder of Markdown files (default: the bundled corpus); a file that "
-        "opens with a metadata block (id, access, version, date) is indexed in its "
-        "latest version, when --access allows it",
-    )
-    chat.add_argument(
-        "--access",
-        nargs="+",
-        choices=ACCESS_LEVELS,
-        default=["public"],
-        metavar="LEVEL",
-        help="the access levels the reader holds, among "
-        f"{', '.join(ACCESS_LEVELS)} (default: public); a document of another "
-        "level is left out",
-    )
+    add_document_options(chat)
     add_common_options(chat)
     evaluate = commands.add_parser(
         "evaluate", help="evaluate retrieval and answers on the labelled questions"

@@ -66,7 +66,7 @@ SHARED = 0.25  # the share of the evidence's words a disagreeing sentence must h
 TOLERANCE = 0.02  # two figures within 2 % of each other agree
 # the words by which a sentence says that it corrects an earlier figure
 CORRECTS = re.compile(
-    r"\b(?:revis|correct|updat|amend|supersed|re-?analys)\w*"
+    r"\b(?:revis|correct(?!ly\b)|updat|amend|supersed|re-?analys)\w*"
     r"|\bthis (?:figure|total|value|estimate|number|measurement|count|date)\b",
     re.I,
 )
