@@ -6,6 +6,8 @@ import re
 from importlib import resources
 from pathlib import Path
 
+import pytest
+
 from ragbook.corpus.documents import CORPUS_ORDER, load_corpus
 from ragbook.corpus.labels import load_questions
 from ragbook.indexing.text import analyze, contains_phrase, split_sentences
@@ -381,14 +383,33 @@ def test_the_fifth_held_out_set_is_new_and_read_by_the_reader_chapter():
     check_spans_and_absent_phrases("holdout5")
 
 
-def test_the_conflict_cases_written_later_are_new_and_read_by_the_reader_chapter():
-    # written from the articles alone, without sight of the disagreement rules; read
-    # once, by the reader chapter, after the rule for corrections was chosen on dev
+def test_the_sixth_held_out_set_is_new_and_read_by_the_reader_chapter():
+    # written from the articles alone after the fifth was read, about facts no earlier
+    # set asks, and recorded before any system answered them: read once, by the
+    # reader chapter, after the last rule
+    earlier = bundled_questions("holdout2", "holdout3", "dev2", "holdout4", "holdout5")
+    check_new_held_out_set("holdout6", earlier, ["15_reader.md"], unanswerable=14)
+    check_spans_and_absent_phrases("holdout6")
+
+
+@pytest.mark.parametrize(
+    "name, before", [("conflicts_holdout2", []), ("conflicts_holdout3", ["2"])]
+)
+def test_the_conflict_cases_written_later_are_new_and_read_by_the_reader_chapter(
+    name, before
+):
+    # written from the articles alone, without sight of the disagreement rules, each
+    # file after the one before it was read; read once, by the reader chapter
     from ragbook.system.planted import load_conflicts
 
-    path = resources.files("ragbook") / "data" / "conflicts_holdout2.json"
+    data = resources.files("ragbook") / "data"
+    path = data / f"{name}.json"
     later = load_conflicts(path=str(path))  # each case checked against the corpus
-    earlier = load_conflicts()
+    earlier = load_conflicts() + [
+        case
+        for n in before
+        for case in load_conflicts(path=str(data / f"conflicts_holdout{n}.json"))
+    ]
     assert len(later) == 20 and {c.split for c in later} == {"later"}
     assert not {c.id for c in later} & {c.id for c in earlier}
     facts = {}
@@ -402,4 +423,4 @@ def test_the_conflict_cases_written_later_are_new_and_read_by_the_reader_chapter
     assert {(c.host, c.question) for c in later}.isdisjoint(
         {(c.host, c.question) for c in earlier}
     )
-    assert readers_of("conflicts_holdout2") == ["15_reader.md"]
+    assert readers_of(name) == ["15_reader.md"]
