@@ -381,7 +381,7 @@ def test_the_cited_reader_is_built_as_chapter_14_chose_it(tmp_path):
 
 def test_the_cited_answer_prints_the_scores_it_computed_and_no_others():
     # without the closed-book pass the lift is not computed (-inf): not printed
-    from ragbook.generation.cited import CitedAnswer
+    from ragbook.generation.cited_prompt import CitedAnswer
     from ragbook.generation.cited_prompt import Sentence
     from ragbook.cli.ask import print_cited
 
@@ -405,7 +405,7 @@ def test_the_cited_answer_prints_the_scores_it_computed_and_no_others():
 def test_a_draft_is_followed_by_the_checked_answer_or_the_refusal():
     """The words streamed after "draft:" are not the answer: the line after them says
     what the checks made of them."""
-    from ragbook.generation.cited import CitedAnswer
+    from ragbook.generation.cited_prompt import CitedAnswer
     from ragbook.generation.cited_prompt import Sentence
     from ragbook.cli.ask import print_cited
 

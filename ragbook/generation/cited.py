@@ -74,7 +74,6 @@ from .prompts import Prompt
 __all__ = [
     "REFUSE_BY",
     "REFUSE_BELOW",
-    "CitedAnswer",
     "CitedReader",
 ]
 
@@ -157,10 +156,10 @@ class CitedReader:
     the model reads only the ``keep`` sentences it ranks best, which shortens the
     prompt.
 
-    ``last`` is the last :class:`CitedAnswer`; ``on_text``, when set, receives the
-    answer's words as they are generated. The reader has no token budget of its own:
-    a prompt longer than the model's context window is refused with
-    :class:`~ragbook.llm.ContextOverflow`, never cut.
+    ``last`` is the last :class:`~ragbook.generation.cited_prompt.CitedAnswer`;
+    ``on_text``, when set, receives the answer's words as they are generated. The
+    reader has no token budget of its own: a prompt longer than the model's context
+    window is refused with :class:`~ragbook.llm.ContextOverflow`, never cut.
     """
 
     def __init__(

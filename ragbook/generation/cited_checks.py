@@ -36,6 +36,7 @@ __all__ = [
     "overlap",
     "anchor",
     "supported",
+    "cut",
     "spelled_as_evidence",
 ]
 
