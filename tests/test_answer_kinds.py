@@ -13,12 +13,21 @@ import pytest
 
 from ragbook.generation.answer_types import (
     answer_kinds,
+    caret_powers,
+    count_mismatch,
     event_mismatch,
     expected_kinds,
     kind_mismatch,
 )
 from ragbook.generation.cited import CitedReader
-from ragbook.generation.cited_checks import cut, unsupported_numbers
+from ragbook.generation.cited_checks import (
+    cut,
+    grouped_as_evidence,
+    half_range,
+    missing_names,
+    unnamed,
+    unsupported_numbers,
+)
 from ragbook.generation.cited_prompt import (
     MAX_CHARS,
     COMPARE_INSTRUCTION,
@@ -27,7 +36,8 @@ from ragbook.generation.cited_prompt import (
     evidence_grammar,
     parse_claims,
 )
-from ragbook.generation.conflicts import corrected, disagreeing, figures
+from ragbook.generation.conflicts import corrected, disagreeing
+from ragbook.generation.figures import figures
 from ragbook.generation.generators import ABSTAIN
 from ragbook.generation.parts import (
     comparison,
@@ -666,3 +676,167 @@ def test_round_numbers_in_words_hold_their_value_and_a_cut_answer_is_quoted():
     assert cut(words) and not cut("about 120,536 km")
     answer = CitedReader(StandIn(f" {words}\nEvidence: [1.1]"), refuse_below=-9)(prompt)
     assert answer == sentence.rstrip(".") + " [1]."
+
+
+def test_a_power_of_ten_is_read_with_its_exponent():
+    # 4.87 x 10^24 kg is 4.87e24 kg, whichever way the power is written
+    assert figures("a mass of about 4.87 × 10^24 kg", "mass") == pytest.approx(
+        [4.87e24]
+    )
+    assert figures("about 9.38 × 10²⁰ kg", "mass") == pytest.approx([9.38e20])
+    assert figures("1.3 x 10^22 kilograms", "mass") == pytest.approx([1.3e22])
+    # two masses that differ only before the power are two masses
+    assert figures("5.32 × 10^24 kg", "mass") != figures("4.87 × 10^24 kg", "mass")
+    assert caret_powers("9.38 × 10²⁰ kg") == "9.38 × 10^20 kg"
+    assert caret_powers("210² m") == "210² m"  # not a power of ten
+    # the number check reads the exponent: 10²² is not the evidence's 10²⁰
+    ceres = Sentence("1.1", 1, "Its mass is about 9.38 × 10²⁰ kg.")
+    assert unsupported_numbers("9.38 × 10²² kg", [ceres]) == ["22"]
+    assert unsupported_numbers("9.38 × 10^20 kg", [ceres]) == []
+
+
+def test_a_number_split_at_its_thousands_is_joined_as_the_evidence_writes_it():
+    mariner = Sentence("1.1", 1, "Mariner 2 flew past at a distance of 34,800 km.")
+    assert grouped_as_evidence("34, 800 km", [mariner]) == "34,800 km"
+    # a list of two numbers that no sentence writes as one stays a list
+    assert grouped_as_evidence("12, 345 and 7", [mariner]) == "12, 345 and 7"
+
+
+@pytest.mark.parametrize(
+    "question, words, evidence, refused",
+    [
+        # the evidence's two counts balloons, not coronae
+        (
+            "How many coronae have been mapped on Venus?",
+            "2",
+            ["The Vega spacecraft released landers and two balloons."],
+            True,
+        ),
+        # "Two small, irregular moons": within four words of the number
+        ("How many moons does Mars have?", "2", ["Two small, irregular moons"], False),
+        # the thing counted after the number's side: "the tally of moons to 95"
+        (
+            "How many moons does Jupiter have?",
+            "95",
+            ["the tally of moons to 95"],
+            False,
+        ),
+        # natural satellites are moons; "1,321" is one number
+        ("How many natural satellites does Neptune have?", "16", ["16 moons"], False),
+        (
+            "How many Earths could fit in Jupiter?",
+            "1,321",
+            ["about 1,321 Earths"],
+            False,
+        ),
+        # a unit is counted by its kind, not here
+        ("How many days is a year on Mars?", "687", ["687 Earth days"], False),
+    ],
+)
+def test_a_count_counts_what_the_question_asks_about(
+    question, words, evidence, refused
+):
+    found = count_mismatch(question, words, evidence)
+    assert (found is not None) == refused
+    assert (kind_mismatch(question, words, evidence) is not None) == refused
+
+
+def test_a_correction_of_a_name_or_a_tally_is_a_disagreement():
+    # the planted sentence says it corrects the one before it, in words the rule
+    # lists ("this tally", "this attribution")
+    moons = [
+        (
+            "Neptune, Moons",
+            "Neptune has 16 known moons. A survey has since raised this tally: "
+            "Neptune is now known to have 33 moons.",
+        )
+    ]
+    question = "How many known moons does Neptune have?"
+    prompt = build_prompt(question, moons)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    assert corrected("33", [s["1.2"]], prompt, ["count"]) == [s["1.1"]]
+    question = "Which astronomer discovered Miranda?"
+    named = [
+        (
+            "Uranus, Moons",
+            "Gerard Kuiper discovered Miranda in 1948. Historians corrected this "
+            "attribution: Miranda was first identified by Seth Nicholson.",
+        )
+    ]
+    prompt = build_prompt(question, named)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = disagreeing(question, "Seth Nicholson", [s["1.2"]], prompt, ("Uranus",))
+    assert found == [s["1.1"]]
+    # the name the answer gives is no disagreement with itself
+    assert corrected("Gerard Kuiper", [s["1.2"]], prompt, ["name"], question) == []
+
+
+def test_a_person_named_otherwise_in_a_clause_about_the_same_event_disagrees():
+    question = "Which astronomer discovered Miranda, a moon of Uranus?"
+    sources = [
+        ("Moons of Uranus, notes", "Miranda was discovered by Seth Nicholson."),
+        (
+            "Uranus, Moons",
+            "William Herschel discovered Titania in 1787, and Gerard Kuiper "
+            "discovered Miranda in 1948.",
+        ),
+        ("Uranus, Names", "Miranda is named after a character of Shakespeare."),
+    ]
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = disagreeing(question, "Seth Nicholson", [s["1.1"]], prompt, ("Uranus",))
+    # Kuiper's clause names Miranda and a discovery; Herschel's names Titania, and
+    # Shakespeare's sentence names no discovery
+    assert found == [s["2.1"]]
+    # a question whose only name is the subject's compares no persons
+    pluto = "Who discovered Pluto?"
+    prompt = build_prompt(
+        pluto,
+        [
+            ("Pluto, Discovery", "Clyde Tombaugh discovered Pluto in 1930."),
+            ("Pluto, Moons", "Charon, a moon of Pluto, was discovered by Jim Christy."),
+        ],
+    )
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    assert disagreeing(pluto, "Clyde Tombaugh", [s["1.1"]], prompt, ("Pluto",)) == []
+
+
+def test_options_after_that_of_and_a_second_question_after_on_what():
+    question = (
+        "Whose orbit is inclined more steeply to the plane of Earth's orbit, "
+        "that of Venus or that of Saturn?"
+    )
+    assert options(question) == ("Venus", "Saturn")
+    assert two_parts(
+        "On what date did Tombaugh spot Pluto, and on what date was it announced?"
+    )
+
+
+def test_a_plural_or_possessive_name_is_the_same_name():
+    # "Earths" in the question is "Earth's" in the sentence
+    prompt = build_prompt(
+        "How many Earths could Saturn hold?",
+        [("Saturn, Size", "Its volume is about 764 times Earth's.")],
+    )
+    s = CitedReader(StandIn("")).shown(prompt)[0]
+    assert missing_names(prompt, [s], ("Saturn",)) == []
+    assert unnamed(prompt, s, ("Saturn",)) == []
+    assert count_mismatch(prompt.question, "764", [s.text]) is None
+    other = build_prompt(
+        "How many Earths could Saturn hold?",
+        [("Saturn, Size", "Its volume is about 764 times that of the Moon.")],
+    )
+    t = CitedReader(StandIn("")).shown(other)[0]
+    assert missing_names(other, [t], ("Saturn",)) == ["Earths"]
+
+
+def test_one_end_of_a_range_is_answered_by_the_whole_sentence():
+    ring = Sentence("1.1", 1, "Its width varies from about 20 km to about 96 km.")
+    assert half_range("How wide is the epsilon ring?", "96 km", [ring])
+    assert not half_range("How wide is the epsilon ring?", "20 km to 96 km", [ring])
+    # a question that asks for one end takes it
+    assert not half_range("What is its largest width?", "96 km", [ring])
+    # the same number in another unit is another figure: "14 times" is not 14 gauss
+    field = Sentence("1.1", 1, "It ranges between 10 and 14 gauss, 14 times Earth's.")
+    assert not half_range("How much stronger is it?", "14 times", [field])
+    assert half_range("How strong is it near the poles?", "14 gauss", [field])

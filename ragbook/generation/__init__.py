@@ -17,6 +17,7 @@
 - What an answer must be (chapter 15): :mod:`~ragbook.generation.answer_types`, the
   kind of answer a question asks for and the kind an answer is;
   :mod:`~ragbook.generation.parts`, questions in two parts and comparisons;
+  :mod:`~ragbook.generation.figures`, figures read in one unit for their kind;
   :mod:`~ragbook.generation.conflicts`, sources that give different figures;
   :mod:`~ragbook.generation.requests`, requests that are not questions about the
   documents.

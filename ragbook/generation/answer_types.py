@@ -25,13 +25,18 @@ from .. import validate
 __all__ = [
     "KINDS",
     "NUMBER_WORDS",
+    "POWER_OF_TEN",
     "SPELLED_NUMBER",
     "QUANTITIES",
     "expected_kinds",
     "answer_kinds",
+    "asked_event",
+    "caret_powers",
+    "count_mismatch",
     "dimension_mismatch",
     "event_mismatch",
     "kind_mismatch",
+    "names_in",
 ]
 
 KINDS = (
@@ -59,7 +64,22 @@ NUMBER_WORDS = {
 SPELLED_NUMBER = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.I)
 
 _NUMBER = r"(?:\d[\d,]*(?:\.\d+)?|" + SPELLED_NUMBER.pattern + r")"
-_SCALE = r"(?:\s+(?:thousand|million|billion|trillion))?"
+# a power of ten after a number: "4.87 × 10^24 kg", "9.38 × 10²⁰ kg"
+POWER_OF_TEN = re.compile(r"\s*[×x]\s*10(?:\^([-−]?\d+)|([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))")
+_SCALE = r"(?:\s+(?:thousand|million|billion|trillion)|" + POWER_OF_TEN.pattern + r")?"
+_SUPERSCRIPTS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
+def caret_powers(text: str) -> str:
+    """``text`` with each power of ten written with a caret: ``10²⁰`` as ``10^20``,
+    so that its exponent reads as a number."""
+    return re.sub(
+        r"(?<![\d.,])10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)",
+        lambda power: "10^" + power.group(1).translate(_SUPERSCRIPTS),
+        text,
+    )
+
+
 _UNITS = {
     "length": r"km|kilomet(?:re|er)s?|met(?:re|er)s?|m|cm|mm|miles?|au"
     r"|astronomical units?"
@@ -268,6 +288,66 @@ def dimension_mismatch(
     return f"the answer is {' and '.join(sorted(said))}; the question asks for {asked}"
 
 
+_VERBS = (
+    "does|do|did|is|are|was|were|has|have|had|can|could|will|would|orbit|orbits"
+    "|make|made|circle|circles"
+)
+# "How many moons ...?": the words of the thing counted, up to the verb; not a unit,
+# which a quantity's kind checks
+_HOW_MANY = re.compile(r"^how many ((?:[\w'’-]+ ){1,3}?)(?:" + _VERBS + r")\b", re.I)
+_NOT_COUNTED = set(
+    "times more fewer years days hours minutes seconds months weeks kilometres "
+    "kilometers km miles metres meters degrees kelvin percent".split()
+)
+_SAME_THING = {"satellite": "moon"}  # "natural satellites" are moons
+
+
+def _plural_stem(word: str) -> str:
+    word = re.sub(r"['’]s$", "", word.lower())  # "Earth's" is Earth
+    if re.search(r"(?:s|x|z|ch|sh)es$", word):
+        word = word[:-2]  # "gases", "boxes"
+    elif re.search(r"\w{3}ies$", word):
+        word = word[:-3] + "y"  # "bodies"
+    elif re.search(r"\w{3}ae$", word):
+        word = word[:-1]  # "coronae"
+    elif re.search(r"\w{3}[^s]s$", word):
+        word = word[:-1]  # "moons", not "gas"
+    return _SAME_THING.get(word, word)
+
+
+def count_mismatch(question: str, words: str, evidence: Sequence[str]) -> str | None:
+    """Why a count is not a count of what the question asks about: "How many coronae
+    ...?" answered "2" where the evidence's two counts balloons. The answer's number
+    must stand within four words of a word of the thing counted in some evidence
+    sentence ("Two small, irregular moons", "raising the tally of moons to 95"); None
+    when it does, when the question counts a unit ("How many times ...?", "How many
+    years ...?") or the answer gives no number. A thing counted in other words
+    ("marsquakes" for "quakes") is refused too: the rule reads words, not meanings,
+    with one exception, satellites for moons."""
+    asked = _HOW_MANY.search(validate.text(question, "question").strip())
+    if not asked:
+        return None
+    thing = asked.group(1).lower().split()
+    if set(thing) & _NOT_COUNTED:
+        return None
+    counted = set(map(_plural_stem, thing))
+    numbers = {
+        n.replace(",", "")
+        for n in re.findall(r"\d[\d,]*", validate.text(words, "words"))
+    }
+    numbers |= {str(NUMBER_WORDS[w.lower()]) for w in SPELLED_NUMBER.findall(words)}
+    if not numbers:
+        return None
+    for text in evidence:
+        tokens = re.findall(r"\d[\d,]*\d|[\w'’-]+", text)
+        for i, token in enumerate(tokens):
+            value = str(NUMBER_WORDS.get(token.lower(), token.replace(",", "")))
+            window = tokens[max(0, i - 4) : i + 5]
+            if value in numbers and counted & set(map(_plural_stem, window)):
+                return None
+    return f"the evidence does not count {' '.join(thing)} with that number"
+
+
 # the events a "when" or "who" question asks about: the words that name each in a
 # question, then those that name it in a sentence ("found" is a discovery, "found to
 # have" is not)
@@ -306,13 +386,19 @@ def event_mismatch(question: str, words: str, evidence: Sequence[str]) -> str | 
     if not _WHEN_OR_WHO.search(question):
         return None
     said = " ".join([validate.text(words, "words"), *evidence])
+    event, named = asked_event(question) or (None, None)
+    if event is None or re.search(rf"\b(?:{named})\b", said, re.I):
+        return None
+    return f"the evidence names no {event.split()[1]}; the question asks about one"
+
+
+def asked_event(question: str) -> tuple[str, str] | None:
+    """The event the question names ("a discovery" in "Who discovered Miranda?") and
+    the pattern of the words by which a sentence names it (``discover\\w*|found|...``),
+    or None when it names none of them."""
     for event, (asked, named) in _EVENTS.items():
         if re.search(rf"\b(?:{asked})\b", question, re.I):
-            if re.search(rf"\b(?:{named})\b", said, re.I):
-                return None
-            return (
-                f"the evidence names no {event.split()[1]}; the question asks about one"
-            )
+            return event, named
     return None
 
 
@@ -325,7 +411,8 @@ def kind_mismatch(
     name the question does not hold; a yes/no question accepts any answer, and a
     question asking for a quantity a ratio. Given the ``evidence`` sentences
     (a list, possibly empty), a length must also be the dimension asked for
-    (:func:`dimension_mismatch`). A question that names its unit (``"..., in
+    (:func:`dimension_mismatch`), and a count must count what is asked about
+    (:func:`count_mismatch`). A question that names its unit (``"..., in
     nanotesla?"``) takes only an answer that names it too."""
     unit = _UNIT_ASKED.search(validate.text(question, "question").strip())
     if unit and not _in_unit(unit.group(1), validate.text(words, "words")):
@@ -335,6 +422,10 @@ def kind_mismatch(
         return None
     if "length" in expected and evidence is not None:
         wrong = dimension_mismatch(question, words, evidence)
+        if wrong:
+            return wrong
+    if expected == {"count"} and evidence is not None:
+        wrong = count_mismatch(question, words, evidence)
         if wrong:
             return wrong
     found = answer_kinds(words)
@@ -375,16 +466,19 @@ _OPENERS = set(
 )
 
 
+def names_in(text: str) -> set[str]:
+    """The names of ``text``, lowercased, without a possessive "'s": its capitalised
+    words, less those that open a sentence without naming anything ("The", "It") and
+    number words ("Two")."""
+    found = {re.sub(r"['’]s$", "", n).lower() for n in _NAME.findall(text)}
+    return found - _OPENERS - set(NUMBER_WORDS)
+
+
 def _new_names(question: str, words: str) -> list[str]:
     """The names of ``words`` the question does not hold: a "who" answer that only
     repeats the question's names ("Juno launched in 2011" for "Who leads Juno?")
     names no one."""
-
-    def names(text: str) -> set[str]:
-        found = {re.sub(r"['’]s$", "", n).lower() for n in _NAME.findall(text)}
-        return found - _OPENERS - set(NUMBER_WORDS)
-
-    return sorted(names(words) - names(question))
+    return sorted(names_in(words) - names_in(question))
 
 
 def _a(kinds: list[str], joint: str = "and") -> str:

@@ -41,6 +41,8 @@ from .requests import off_task
 from .cited_checks import (
     anchor,
     cut,
+    grouped_as_evidence,
+    half_range,
     missing_names,
     says_not_stated,
     unnamed,
@@ -97,7 +99,8 @@ class CitedReader:
       ``lift``) is below ``refuse_below`` (None: no threshold);
     - the model's words are "none";
     - with ``check_numbers``, a number of the answer is in no sentence it may cite
-      (the grounding checks' number check, applied before answering);
+      (the grounding checks' number check, applied before answering; "34, 800 km"
+      is first joined as a sentence writes it, "34,800 km");
     - with ``check_names``, a name of the question
       (:func:`~ragbook.generation.cited_checks.missing_names`: Titan, Galle; the
       ``subjects`` excepted) is in none of the sources its evidence comes from, label
@@ -105,7 +108,8 @@ class CitedReader:
     - with ``check_kinds``, the answer is not the kind of thing the question asks
       for (:func:`~ragbook.generation.answer_types.kind_mismatch`: an age for a
       depth), and with ``check_dimensions`` (the default) a length is not the one
-      asked for, in its words or evidence (a height for a width);
+      asked for, in its words or evidence (a height for a width), or a count does
+      not count what is asked about (two balloons for "How many coronae ...?");
     - with ``check_events`` (the default), the evidence does not name the event a
       "when" or "who" question asks about (a flyby's date for "When was Arrokoth
       discovered?": :func:`~ragbook.generation.answer_types.event_mismatch`);
@@ -380,7 +384,11 @@ class CitedReader:
             words = lead_with_option(prompt.question, words, label)
             words = spelled_as_evidence(words, evidence)
             claim = render_answer(words, evidence)
-            if self.quote_unsupported and (cut(words) or not supported(claim, prompt)):
+            if self.quote_unsupported and (
+                cut(words)
+                or half_range(prompt.question, words, evidence)
+                or not supported(claim, prompt)
+            ):
                 claim, quoted = quote(evidence[0]), True
                 option = first_option(prompt.question, words)
                 if option and first_option(prompt.question, claim) != option:
@@ -430,6 +438,7 @@ class CitedReader:
         not at all (each part asks its own kind)."""
         if words.strip(" .").lower() in ("", "none") or says_not_stated(words):
             return words, evidence, "the model said none", False
+        words = grouped_as_evidence(words, citable)  # "34, 800 km": 34,800 km
         if self.check_numbers and not any(
             not unsupported_numbers(words, [s]) for s in citable
         ):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .answer_types import NUMBER_WORDS, SPELLED_NUMBER
+from .answer_types import NUMBER_WORDS, SPELLED_NUMBER, caret_powers
 from .cited_prompt import MAX_CHARS, Sentence
 from .generators import is_refusal
 from .prompts import Prompt
@@ -37,7 +37,9 @@ __all__ = [
     "anchor",
     "supported",
     "cut",
+    "half_range",
     "spelled_as_evidence",
+    "grouped_as_evidence",
 ]
 
 
@@ -46,6 +48,43 @@ def cut(words: str) -> bool:
     (:data:`~ragbook.generation.cited_prompt.MAX_CHARS`): cut there, they may stop
     mid-claim ("... while the polar"), so the sentence they come from says it whole."""
     return len(words.strip()) >= MAX_CHARS
+
+
+# a range of two figures with its unit: "from about 20 km to about 96 km", "between 10
+# and 14 gauss"
+_RANGE = re.compile(
+    r"\b(?:from|between)\s+(?:about |roughly |some )?(\d[\d,]*(?:\.\d+)?)"
+    r"(?:\s*([a-z°%]+))?\s+(?:to|and)\s+(?:about |roughly |some )?"
+    r"(\d[\d,]*(?:\.\d+)?)\s*([a-z°%]+)",
+    re.I,
+)
+_FIGURE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*([a-z°%]+)", re.I)
+# a question that asks for one end of a range
+_ONE_END = re.compile(
+    r"\b(?:largest|greatest|maximum|minimum|smallest|highest|lowest|most|least"
+    r"|at (?:most|least)|up to|widest|narrowest|closest|farthest|furthest)\b",
+    re.I,
+)
+
+
+def half_range(question: str, words: str, evidence: list[Sentence]) -> bool:
+    """Whether the answer gives one end of a range that an evidence sentence states,
+    in the range's unit ("96 km" where the width "varies from about 20 km to about 96
+    km"), to a question that does not ask for one end ("largest", "at most"): half a
+    range is another figure, so the sentence says it whole."""
+    if _ONE_END.search(question):
+        return False
+    numbers = {n.replace(",", "") for n in _NUMBER.findall(words)}
+    given = {(n.replace(",", ""), unit.lower()) for n, unit in _FIGURE.findall(words)}
+    for sentence in evidence:
+        for low, low_unit, high, unit in _RANGE.findall(sentence.text):
+            ends = {
+                (low.replace(",", ""), (low_unit or unit).lower()),
+                (high.replace(",", ""), unit.lower()),
+            }
+            if len({n for n, _ in ends} & numbers) == 1 and ends & given:
+                return True
+    return False
 
 
 def supported(answer: str, prompt: Prompt) -> bool:
@@ -75,7 +114,15 @@ def missing_names(
         if source.label in labels
     )
     names = dict.fromkeys(n for n in _NAME.findall(prompt.question) if n not in exempt)
-    return [name for name in names if not re.search(rf"\b{name}", held)]
+    return [name for name in names if not re.search(_as_written(name), held)]
+
+
+def _as_written(name: str) -> str:
+    """The pattern of a name in its other forms: "Earths" is found as "Earth's" and
+    "Earth" (a plural or a possessive is one name)."""
+    if not re.search(r"[^s']s$", name):
+        return rf"\b{re.escape(name)}"
+    return rf"\b{re.escape(name)}|\b{re.escape(name[:-1])}(?:['’]s)?\b"
 
 
 # a name as a question writes it: a capitalised or all-capital word but its first
@@ -103,7 +150,7 @@ def unnamed(
     missing = [
         name
         for name in names
-        if name not in exempt and not re.search(rf"\b{re.escape(name)}", held)
+        if name not in exempt and not re.search(_as_written(name), held)
     ]
     # a name with a number is one name: Venera 7 is not Venera 9
     return missing + [
@@ -134,15 +181,21 @@ def says_not_stated(words: str) -> bool:
 def unsupported_numbers(words: str, evidence: list[Sentence]) -> list[str]:
     """The numbers of the answer's words that none of its evidence sentences holds
     (``4,333`` and ``4333`` count as the same number, and a sentence's ``two`` holds
-    2: numbers up to twenty spelled out; "a thousand" holds 1000, "a dozen" 12)."""
-    held = {n.replace(",", "") for s in evidence for n in _NUMBER.findall(s.text)}
+    2: numbers up to twenty spelled out; "a thousand" holds 1000, "a dozen" 12; the
+    exponent of ``10²⁰`` is the number 20)."""
+    held = {
+        n.replace(",", "")
+        for s in evidence
+        for n in _NUMBER.findall(caret_powers(s.text))
+    }
     held |= {
         str(NUMBER_WORDS[w.lower()])
         for s in evidence
         for w in SPELLED_NUMBER.findall(s.text)
     }
     held |= {str(_ROUND[w.lower()]) for s in evidence for w in _A_ROUND.findall(s.text)}
-    return [n for n in _NUMBER.findall(words) if n.replace(",", "") not in held]
+    found = _NUMBER.findall(caret_powers(words))
+    return [n for n in found if n.replace(",", "") not in held]
 
 
 def overlap(words: str, sentence: Sentence) -> float:
@@ -195,3 +248,16 @@ def spelled_as_evidence(words: str, evidence: list[Sentence]) -> str:
         return text.capitalize() if match.start() == 0 else text
 
     return re.sub(r"(?<![\d.,])\d{1,2}(?![\d.,]\d|\d)", word, words)
+
+
+def grouped_as_evidence(words: str, sentences: list[Sentence]) -> str:
+    """The answer's words with a number whose groups of thousands a space has split
+    ("34, 800 km") joined as one of ``sentences`` writes it ("34,800 km"); a list of
+    numbers ("12, 345") that no sentence writes joined stays as it is."""
+    held = {n for s in sentences for n in _NUMBER.findall(s.text)}
+
+    def join(match: re.Match) -> str:
+        joined = f"{match.group(1)},{match.group(2)}"
+        return joined if joined in held else match.group()
+
+    return re.sub(r"(?<![\d.,])(\d{1,3}), (\d{3}(?:,\d{3})*)(?![\d,]\d)", join, words)

@@ -15,8 +15,9 @@ of the question's words that say what is asked about ("moons" in "How many moons
 Mars have?") as the evidence does, and a quarter of the evidence's own words. Words
 are compared by a crude stem ("launched" and "launch", "flew" and "fly"), and a
 sentence is read with the one before it, where "It" and "this figure" find what they
-refer to. Two figures agree when they differ by less than 2 % (``88`` and ``87.969``
-days); two years only when they are the same year. A sentence that restates the
+refer to. Figures are read by :mod:`~ragbook.generation.figures`: two agree when they
+differ by less than 2 % (``88`` and ``87.969`` days), two years only when they are the
+same year. A sentence that restates the
 evidence's own figures is no disagreement. The rule misses a disagreement worded
 differently from the question ("satellites" for "moons"), and can take two figures of
 different things described in the same words for one (two flybys of one spacecraft in
@@ -26,8 +27,15 @@ A sentence that says it corrects a figure ("later revised this figure", "correct
 total") disagrees by its own words with the sentence it corrects, whatever words that
 one uses: when the evidence is such a correction, the sentence before it (or, where the
 correction opens a chunk, the last sentence of another chunk of the same section) is
-on the other side when it gives another figure of the kind asked for
-(:func:`corrected`).
+on the other side when it gives another figure of the kind asked for, or another name
+where a name is asked for (:func:`corrected`; "corrected this attribution").
+
+A person is compared by name, and only in a clause that names the event the question
+asks about and the thing it is about, besides the article's subject: "Gerard Kuiper
+discovered Miranda in 1948" disagrees with an answer "Seth Nicholson" to "Which
+astronomer discovered Miranda?". "Who discovered Pluto?" is compared with nothing but
+corrections: too many discoveries are told of Pluto's system for its name alone to say
+which one is meant.
 
 Where every source on both sides is dated (an organisation's documents carry a version
 and a date, which the tool puts in their labels), the disagreement has a rule for
@@ -40,8 +48,9 @@ from __future__ import annotations
 import re
 
 from .. import validate
-from .answer_types import NUMBER_WORDS, SPELLED_NUMBER, QUANTITIES, expected_kinds
+from .answer_types import QUANTITIES, asked_event, expected_kinds, names_in
 from .cited_prompt import Sentence, numbered_sentences, quote
+from .figures import YEAR, agree, figure_value, figures, without_figures
 from .prompts import Prompt
 from ..corpus.orgdocs import label_date
 from ..indexing.text import analyze
@@ -51,8 +60,6 @@ __all__ = [
     "DISAGREE",
     "OLDER",
     "SHARED",
-    "TOLERANCE",
-    "figures",
     "attribute_terms",
     "corrected",
     "disagreeing",
@@ -63,143 +70,13 @@ __all__ = [
 DISAGREE = "The sources disagree:"  # how an answer says so, before the other side
 OLDER = "Older source:"  # before the other side, when the answer follows the newer
 SHARED = 0.25  # the share of the evidence's words a disagreeing sentence must hold
-TOLERANCE = 0.02  # two figures within 2 % of each other agree
 # the words by which a sentence says that it corrects an earlier figure
 CORRECTS = re.compile(
     r"\b(?:revis|correct(?!ly\b)|updat|amend|supersed|re-?analys)\w*"
-    r"|\bthis (?:figure|total|value|estimate|number|measurement|count|date)\b",
+    r"|\b(?:this|that|the (?:earlier|older|previous|original)) (?:figure|total|value"
+    r"|estimate|number|measurement|count|tally|date|attribution|reading|claim)\b",
     re.I,
 )
-
-_YEAR = re.compile(r"\b(1[0-9]{3}|2[0-9]{3})\b")
-_FIGURE = re.compile(
-    r"(?<![\w.])[-−]?(\d[\d,]*(?:\.\d+)?)(?!\.\d)|" + SPELLED_NUMBER.pattern, re.I
-)
-_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-
-
-def _value(text: str) -> float:
-    """The value of a figure as matched: ``"-173"``, ``"6.4 billion years"``,
-    ``"two hours"``."""
-    text = text.strip().lower()
-    sign = -1.0 if text[:1] in "-−" else 1.0
-    digits = re.search(r"\d[\d,]*(?:\.\d+)?", text)
-    number = (
-        float(digits.group().replace(",", ""))
-        if digits
-        else float(NUMBER_WORDS[SPELLED_NUMBER.search(text).group().lower()])
-    )
-    scale = re.search(r"thousand|million|billion|trillion", text)
-    return sign * number * (_SCALE[scale.group()] if scale else 1.0)
-
-
-# each unit's size in the unit a kind is compared in (km, days, kg, km/s); a unit not
-# listed ("Earth radii") is left as written
-_UNITS = {
-    "length": [
-        (r"km|kilomet(?:re|er)s?", 1.0),
-        (r"cm|centimet(?:re|er)s?", 1e-5),
-        (r"mm|millimet(?:re|er)s?", 1e-6),
-        (r"m|met(?:re|er)s?", 1e-3),
-        (r"miles?", 1.609344),
-        (r"au|astronomical units?", 1.495978707e8),
-        (r"light[- ]years?", 9.4607e12),
-        (r"parsecs?", 3.0857e13),
-    ],
-    "duration": [
-        (r"s|seconds?", 1 / 86400),
-        (r"minutes?", 1 / 1440),
-        (r"h|hours?", 1 / 24),
-        (r"days?", 1.0),
-        (r"sols?", 1.0275),
-        (r"weeks?", 7.0),
-        (r"months?", 30.44),
-        (r"years?|yr", 365.25),
-        (r"decades?", 3652.5),
-        (r"century|centuries", 36525.0),
-        (r"millennia", 365250.0),
-    ],
-    "mass": [
-        (r"kg|kilograms?", 1.0),
-        (r"g|grams?", 1e-3),
-        (r"tonnes?|tons?", 1e3),
-        (r"earth masses", 5.972e24),
-        (r"jupiter masses", 1.898e27),
-        (r"solar masses", 1.989e30),
-    ],
-}
-
-
-def _in_unit(match: str, kind: str) -> float:
-    """The value of a figure with its unit, in the unit its kind is compared in: km,
-    days, kg, °C or km/s (``"3.8 cm per year"`` is 3.8e-5 / 31,557,600 km/s)."""
-    value = _value(match)
-    unit = re.sub(rf"^[-−\s\d.,]*(?:{SPELLED_NUMBER.pattern})?", "", match, flags=re.I)
-    unit = re.sub(r"^\s*(?:thousand|million|billion|trillion)", "", unit.lower())
-    if kind == "temperature":
-        if re.search(r"f|fahrenheit", unit):
-            return (value - 32) * 5 / 9
-        if not re.search(r"c", unit):  # kelvin
-            return value - 273.15
-        return value
-    if kind == "speed":
-        if unit.strip() == "mph":
-            return value * 1.609344 / 3600
-        if "/" in unit:
-            distance, _, per = unit.partition("/")
-            seconds = {"s": 1.0, "h": 3600.0}.get(per.strip(), 1.0)
-        else:  # "km per hour", "metres a second"
-            distance, _, per = unit.strip().partition(" ")
-            seconds = _scale(per.split()[-1], "duration") * 86400 if per else 1.0
-        return value * _scale(distance, "length") / seconds
-    return value * _scale(unit, kind)
-
-
-def _scale(unit: str, kind: str) -> float:
-    """The size of ``unit`` in the unit ``kind`` is compared in; 1 for a unit not
-    listed."""
-    unit = unit.strip().lower()
-    if kind == "duration":  # "Earth days" are days
-        unit = re.sub(r"^(?:earth|martian|terrestrial) ", "", unit)
-    for pattern, size in _UNITS.get(kind, []):
-        if re.fullmatch(pattern, unit):
-            return size
-    return 1.0
-
-
-def figures(text: str, kind: str) -> list[float]:
-    """The figures of ``kind`` in ``text``: a length, duration, mass, temperature or
-    speed with its unit, in one unit for its kind (km, days, kg, °C, km/s; scale words
-    applied: ``6.4 billion years`` is 6.4e9 x 365.25 days), a year for a date, and for
-    a count every number or number word that is not a year and has no unit."""
-    text = validate.text(text, "text")
-    if kind in QUANTITIES:
-        return [_in_unit(m.group(), kind) for m in QUANTITIES[kind].finditer(text)]
-    if kind == "date":
-        return [float(y) for y in _YEAR.findall(text)]
-    if kind == "count":
-        rest = text
-        for pattern in QUANTITIES.values():
-            rest = pattern.sub(" ", rest)
-        rest = _YEAR.sub(" ", rest)
-        return [_value(m.group()) for m in _FIGURE.finditer(rest)]
-    return []
-
-
-def _without_figures(text: str, kind: str) -> str:
-    """The text with its figures of ``kind``, units and all, taken out."""
-    if kind in QUANTITIES:
-        return QUANTITIES[kind].sub(" ", text)
-    return _FIGURE.sub(" ", _YEAR.sub(" ", text))
-
-
-def _agree(a: float, b: float, kind: str) -> bool:
-    """Two figures of ``kind`` agree: equal years, or other figures within
-    :data:`TOLERANCE` of each other (2 % of a year like 2001 would be 40 years)."""
-    if kind == "date":
-        return a == b
-    return abs(a - b) <= TOLERANCE * max(abs(a), abs(b))
-
 
 # past forms whose stem is not their spelling: "flew by" asks what "fly by" asks
 _IRREGULAR = {
@@ -276,9 +153,9 @@ def _counted(text: str, asked: set[str]) -> list[float]:
     found = []
     for i, word in enumerate(words):
         token = word.strip(".,")
-        if figures(token, "count") and not _YEAR.fullmatch(token):
+        if figures(token, "count") and not YEAR.fullmatch(token):
             if {_stem(w.strip(".,").lower()) for w in words[i + 1 : i + 4]} & asked:
-                found.append(_value(token))
+                found.append(figure_value(token))
     return found
 
 
@@ -305,17 +182,17 @@ def _covered(
     source's label hold, outside the figures of ``kind`` and their units."""
     label = prompt.sources[sentence.source - 1].label
     context = f"{_before(sentence, prompt, set(evidence))} {sentence.text}"
-    held = _terms(f"{label} {_without_figures(context, kind)}")
+    held = _terms(f"{label} {without_figures(context, kind)}")
     return len(asked & held) / len(asked)
 
 
 def _shared(sentence: Sentence, evidence: list[Sentence], kind: str) -> float:
     """The largest share of an evidence sentence's terms, figures and units left out,
     that ``sentence`` holds: how much the two say in the same words."""
-    held = _terms(_without_figures(sentence.text, kind))
+    held = _terms(without_figures(sentence.text, kind))
     shares = [
         len(terms & held) / len(terms)
-        for terms in (_terms(_without_figures(e.text, kind)) for e in evidence)
+        for terms in (_terms(without_figures(e.text, kind)) for e in evidence)
         if terms
     ]
     return max(shares, default=0.0)
@@ -341,14 +218,21 @@ def disagreeing(
     :func:`attribute_terms` of the question, and no fewer than the evidence holds,
     counting its source's label and the sentence before it (not when that is
     evidence) and leaving out its figures' units; and it holds at
-    least :data:`SHARED` of the words of an evidence sentence (figures left out). The
-    sentences an evidence sentence says it corrects are added (:func:`corrected`)."""
+    least :data:`SHARED` of the words of an evidence sentence (figures left out). A
+    question asking for a person compares names instead, clause by clause
+    (:func:`_names_another`). The sentences an evidence sentence says it corrects are
+    added (:func:`corrected`)."""
     question = validate.text(question, "question")
-    kinds = [k for k in expected_kinds(question) if k not in ("name", "yes/no")]
-    if not kinds and evidence:  # a question that does not say ("By how much ...?"):
-        # only a correction, of a figure of the answer's kind, is a disagreement
+    asks = expected_kinds(question)
+    kinds = [k for k in asks if k not in ("name", "yes/no")]
+    if _PERSON.search(question.strip()):
+        kinds.append("name")
+    if not kinds and evidence:  # a question that does not say ("By how much ...?"),
+        # or asks for a name of a thing: only a correction, of a figure of the
+        # answer's kind or of a name, is a disagreement
         kinds = [k for k, unit in QUANTITIES.items() if unit.search(words)]
-        return corrected(words, evidence, prompt, kinds) if kinds else []
+        kinds += ["name"] if "name" in asks else []
+        return corrected(words, evidence, prompt, kinds, question) if kinds else []
     if not evidence or not kinds:
         return []
     named = [s for s in subjects if re.search(rf"\b{re.escape(s)}\b", question, re.I)]
@@ -368,10 +252,10 @@ def disagreeing(
     }
     found = []
     for kind in kinds:
-        answer = figures(words, kind)
+        answer = _read(words, kind, question)
         if not answer:
             continue
-        known = answer + [v for s in evidence for v in figures(s.text, kind)]
+        known = answer + [v for s in evidence for v in _read(s.text, kind, question)]
         bar = max(0.5, max(_covered(asked, s, prompt, kind, cited) for s in evidence))
         for sentence in numbered_sentences(prompt):
             if sentence.id in cited or sentence in found:
@@ -380,34 +264,84 @@ def disagreeing(
             about = f"{label} {sentence.text}"
             if named and not any(re.search(rf"\b{re.escape(n)}", about) for n in named):
                 continue
+            if kind == "name":  # a person, read clause by clause
+                if _names_another(sentence.text, others, known, question):
+                    found.append(sentence)
+                continue
             context = f"{_before(sentence, prompt, cited)} {sentence.text}"
             if not all(re.search(rf"\b{w}", context) for w in others):
                 continue
-            values = (
-                _counted(sentence.text, asked)
-                if kind == "count"
-                else figures(sentence.text, kind)
-            )
-            every = figures(sentence.text, kind)  # "128 new moons ... to 274": agrees
+            every = _read(sentence.text, kind, question)
+            # "128 new moons ... to 274" agrees, by its 274
+            values = _counted(sentence.text, asked) if kind == "count" else every
             if (
                 values
-                and not any(_agree(v, k, kind) for v in every + values for k in known)
+                and _differs(every + values, known, kind)
                 and _covered(asked, sentence, prompt, kind, cited) >= bar
                 and _shared(sentence, evidence, kind) >= SHARED
             ):
                 found.append(sentence)
-    for sentence in corrected(words, evidence, prompt, kinds):
+    for sentence in corrected(words, evidence, prompt, kinds, question):
         if sentence not in found:
             found.append(sentence)
     return found
 
 
+# a question that asks for a person, whose name a sentence about the same thing can
+# give otherwise ("discovered by Gerard Kuiper")
+_PERSON = re.compile(
+    r"^(?:who|whom|whose|(?:what|which) (?:astronomer|scientist|person|engineer))\b",
+    re.I,
+)
+
+
+def _read(text: str, kind: str, question: str) -> list:
+    """What ``text`` gives of ``kind``: its figures (:func:`figures`) or, for a name,
+    its names that the question does not hold (:func:`names_in`)."""
+    if kind == "name":
+        return sorted(names_in(text) - names_in(question))
+    return figures(text, kind)
+
+
+def _differs(theirs: list, known: list, kind: str) -> bool:
+    """Whether a sentence's figures or names ``theirs`` are there and none agrees with
+    the ``known`` ones of the answer and its evidence."""
+    if kind == "name":
+        return bool(theirs) and not set(theirs) & set(known)
+    return bool(theirs) and not any(agree(v, k, kind) for v in theirs for k in known)
+
+
+def _names_another(text: str, others: set[str], known: list, question: str) -> bool:
+    """Whether a clause of ``text`` names the event the question asks about
+    (:func:`~ragbook.generation.answer_types.asked_event`) and each of the question's
+    ``others`` names (at least one: the subject alone, "Pluto", is named with too
+    many events), and names someone no ``known`` name names: "Gerard Kuiper
+    discovered Miranda in 1948" where the answer is "Seth Nicholson". A list of
+    discoveries is read one clause at a time."""
+    event = asked_event(question)
+    if not others or event is None:
+        return False
+    for clause in re.split(r"[;,]\s*|\s+and\s+", text):
+        if (
+            all(re.search(rf"\b{w}\b", clause) for w in others)
+            and re.search(rf"\b(?:{event[1]})\b", clause, re.I)
+            and _differs(_read(clause, "name", question), known, "name")
+        ):
+            return True
+    return False
+
+
 def corrected(
-    words: str, evidence: list[Sentence], prompt: Prompt, kinds: list[str]
+    words: str,
+    evidence: list[Sentence],
+    prompt: Prompt,
+    kinds: list[str],
+    question: str = "",
 ) -> list[Sentence]:
     """The sentences that an evidence sentence says it corrects (:data:`CORRECTS`)
     and that give another figure of one of ``kinds`` than the answer's ``words`` and
-    the evidence: the sentence before the correction in its source or, where the
+    the evidence (for the kind "name", a name that neither they nor ``question``
+    give): the sentence before the correction in its source or, where the
     correction is the first sentence of its source (a chunk), the last sentence of
     each other source with the same label (another chunk of the same section)."""
     sentences = {s.id: s for s in numbered_sentences(prompt)}
@@ -436,14 +370,12 @@ def corrected(
             if sentence.id in cited or sentence in found:
                 continue
             for kind in kinds:
-                answer = figures(words, kind)
-                known = answer + [v for s in evidence for v in figures(s.text, kind)]
-                theirs = figures(sentence.text, kind)
-                if (
-                    answer
-                    and theirs
-                    and not any(_agree(v, k, kind) for v in theirs for k in known)
-                ):
+                answer = _read(words, kind, question)
+                known = answer + [
+                    v for s in evidence for v in _read(s.text, kind, question)
+                ]
+                theirs = _read(sentence.text, kind, question)
+                if answer and _differs(theirs, known, kind):
                     found.append(sentence)
                     break
     return found

@@ -30,16 +30,16 @@ __all__ = [
 ]
 
 _NAME = r"(?:the )?[A-Z][\w'’-]*(?: [A-Z0-9][\w'’-]*)*"
+_BEFORE = r"(?:on |in |at |of |for |that of |those of )?"  # "..., that of Venus or ..."
 _OPTIONS = re.compile(
-    rf",\s*(?:[a-z]+ )*?(?:on |in |at |of |for )?({_NAME})"
-    rf"\s+or\s+(?:on |in |at |of |for )?({_NAME})"
+    rf",\s*(?:[a-z]+ )*?{_BEFORE}({_NAME})\s+or\s+{_BEFORE}({_NAME})"
     r"\s*\?\s*$"
 )
 _TWO = [
     re.compile(p, re.I)
     for p in (
         r"\bhow \w+ and how \w+\b",
-        r",? and (?:when|where|who|how \w+|what|which|in (?:what|which) year)\b"
+        r",? and (?:when|where|who|how \w+|what|which|(?:in|on|at|by) (?:what|which))\b"
         r"[^,]*\?\s*$",
         r"\bwhen and (?:where|how|why|by whom)\b|\bwho and when\b",
     )
