@@ -73,42 +73,35 @@ QUESTIONS = [
 ]
 
 
-def copy_bandwidth(threads: int, megabytes: int = 512, repeats: int = 5) -> float:
-    """Bytes per second moved by ``threads`` concurrent numpy copies (read + write),
-    best of ``repeats``."""
-    n = megabytes * (1 << 20) // 8 // threads
-    sources = [np.ones(n) for _ in range(threads)]
-    targets = [np.empty(n) for _ in range(threads)]
+def _best_concurrent(tasks: list[tuple], repeats: int) -> float:
+    """The shortest wall time, over ``repeats`` runs, of the calls ``(function,
+    *args)`` of ``tasks`` run in one thread each, at once."""
     best = float("inf")
     for _ in range(repeats):
-        workers = [
-            threading.Thread(target=np.copyto, args=(t, s))
-            for s, t in zip(sources, targets)
-        ]
+        workers = [threading.Thread(target=f, args=args) for f, *args in tasks]
         start = time.perf_counter()
         for w in workers:
             w.start()
         for w in workers:
             w.join()
         best = min(best, time.perf_counter() - start)
-    return 2 * n * 8 * threads / best
+    return best
+
+
+def copy_bandwidth(threads: int, megabytes: int = 512, repeats: int = 5) -> float:
+    """Bytes per second moved by ``threads`` concurrent numpy copies (read + write),
+    best of ``repeats``."""
+    n = megabytes * (1 << 20) // 8 // threads
+    tasks = [(np.copyto, np.empty(n), np.ones(n)) for _ in range(threads)]
+    return 2 * n * 8 * threads / _best_concurrent(tasks, repeats)
 
 
 def read_bandwidth(threads: int, megabytes: int = 1024, repeats: int = 5) -> float:
     """Bytes per second read by ``threads`` concurrent numpy sums, best of
     ``repeats``."""
     n = megabytes * (1 << 20) // 8 // threads
-    arrays = [np.ones(n) for _ in range(threads)]
-    best = float("inf")
-    for _ in range(repeats):
-        workers = [threading.Thread(target=np.sum, args=(a,)) for a in arrays]
-        start = time.perf_counter()
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-        best = min(best, time.perf_counter() - start)
-    return n * 8 * threads / best
+    tasks = [(np.sum, np.ones(n)) for _ in range(threads)]
+    return n * 8 * threads / _best_concurrent(tasks, repeats)
 
 
 _GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?"}
