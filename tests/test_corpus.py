@@ -392,8 +392,54 @@ def test_the_sixth_held_out_set_is_new_and_read_by_the_reader_chapter():
     check_spans_and_absent_phrases("holdout6")
 
 
+def test_the_seventh_held_out_set_is_new_and_read_by_the_reader_chapter():
+    # written from the articles alone after the sixth was read, about facts no earlier
+    # set asks, and recorded before any system answered them: read once, by the
+    # reader chapter, after the last rule
+    earlier = bundled_questions(
+        "holdout2", "holdout3", "dev2", "holdout4", "holdout5", "holdout6"
+    )
+    check_new_held_out_set("holdout7", earlier, ["15_reader.md"], unanswerable=14)
+    check_spans_and_absent_phrases("holdout7")
+
+
+def test_the_eighth_held_out_set_is_new_and_read_by_the_reader_chapter():
+    # written from the articles alone after the seventh was read, about facts no
+    # earlier set asks, and recorded before any system answered them: read once, by
+    # the reader chapter, after the last rule
+    earlier = bundled_questions(
+        "holdout2", "holdout3", "dev2", "holdout4", "holdout5", "holdout6", "holdout7"
+    )
+    check_new_held_out_set("holdout8", earlier, ["15_reader.md"], unanswerable=14)
+    check_spans_and_absent_phrases("holdout8")
+
+
+def test_the_ninth_held_out_set_is_new_and_not_yet_read():
+    # written from the articles alone after the eighth was read, and kept for one
+    # reading after the reader's next change: no file reads it yet
+    earlier = bundled_questions(
+        "holdout2",
+        "holdout3",
+        "dev2",
+        "holdout4",
+        "holdout5",
+        "holdout6",
+        "holdout7",
+        "holdout8",
+    )
+    check_new_held_out_set("holdout9", earlier, [], unanswerable=14)
+    check_spans_and_absent_phrases("holdout9")
+
+
 @pytest.mark.parametrize(
-    "name, before", [("conflicts_holdout2", []), ("conflicts_holdout3", ["2"])]
+    "name, before",
+    [
+        ("conflicts_holdout2", []),
+        ("conflicts_holdout3", ["2"]),
+        ("conflicts_holdout4", ["2", "3"]),
+        ("conflicts_holdout5", ["2", "3", "4"]),
+        ("conflicts_holdout6", ["2", "3", "4", "5"]),
+    ],
 )
 def test_the_conflict_cases_written_later_are_new_and_read_by_the_reader_chapter(
     name, before
@@ -423,4 +469,7 @@ def test_the_conflict_cases_written_later_are_new_and_read_by_the_reader_chapter
     assert {(c.host, c.question) for c in later}.isdisjoint(
         {(c.host, c.question) for c in earlier}
     )
-    assert readers_of(name) == ["15_reader.md"]
+    # the newest file is kept for one reading after the reader's next change
+    assert readers_of(name) == (
+        [] if name == "conflicts_holdout6" else ["15_reader.md"]
+    )
