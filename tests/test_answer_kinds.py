@@ -25,6 +25,7 @@ from ragbook.generation.cited_checks import (
     grouped_as_evidence,
     half_range,
     missing_names,
+    said_of_another,
     unnamed,
     unsupported_numbers,
 )
@@ -36,7 +37,7 @@ from ragbook.generation.cited_prompt import (
     evidence_grammar,
     parse_claims,
 )
-from ragbook.generation.conflicts import corrected, disagreeing
+from ragbook.generation.conflicts import answered_twice, corrected, disagreeing
 from ragbook.generation.figures import figures
 from ragbook.generation.generators import ABSTAIN
 from ragbook.generation.parts import (
@@ -840,3 +841,136 @@ def test_one_end_of_a_range_is_answered_by_the_whole_sentence():
     field = Sentence("1.1", 1, "It ranges between 10 and 14 gauss, 14 times Earth's.")
     assert not half_range("How much stronger is it?", "14 times", [field])
     assert half_range("How strong is it near the poles?", "14 gauss", [field])
+
+
+RINGS = (
+    "From the inside out they are the Galle ring, about 42,000 km from the centre; "
+    "the Le Verrier ring, at about 53,200 km; the Lassell ring, a faint sheet; the "
+    "narrow Arago ring; and the Adams ring, at about 62,900 km."
+)
+SAMPLES = (
+    "Chang'e 5 returned about 1.7 kg of samples in December 2020, and in June 2024 "
+    "Chang'e 6 brought back the first samples from the far side."
+)
+VOLCANOES = (
+    "Along its crest stand Arsia Mons and Pavonis Mons, and beyond its edge rises "
+    "Olympus Mons, a shield volcano that stands about 22 km above the mean surface."
+)
+
+
+@pytest.mark.parametrize(
+    "question, words, sentence, other",
+    [
+        # the figure's clause names a sibling: another ring, designation, mons
+        ("How wide is Neptune's Lassell ring?", "53,200 km", RINGS, "Le Verrier"),
+        ("How far out is the Arago ring?", "62,900 km", RINGS, "Adams"),
+        ("How much did Chang'e 6 bring back?", "1.7 kg", SAMPLES, "Chang'e 5"),
+        ("How high is Arsia Mons?", "22 km", VOLCANOES, "Olympus Mons"),
+        # the figure's clause names the thing asked about
+        ("How far out is the Adams ring?", "62,900 km", RINGS, None),
+        ("How much did Chang'e 5 bring back?", "1.7 kg", SAMPLES, None),
+        ("How high is Olympus Mons?", "22 km", VOLCANOES, None),
+        # a subject exempted, or a name of another kind: the rule cannot tell
+        ("How far is the Le Verrier ring from Neptune?", "53,200 km", RINGS, None),
+        (
+            "How heavy is the Perseverance rover?",
+            "1.8 kg",
+            "Perseverance carried Ingenuity, a helicopter with a mass of 1.8 kg.",
+            None,
+        ),
+        # a designation's number is no figure; a clause that names nothing passes
+        ("Which mission returned samples first?", "Chang'e 5", SAMPLES, None),
+        ("How big is Ceres?", "939 km", "It is about 939 km across.", None),
+    ],
+)
+def test_a_figure_said_of_a_sibling_is_not_the_answer(question, words, sentence, other):
+    assert said_of_another(question, words, sentence, ("Neptune", "Moon")) == other
+
+
+def test_the_reader_refuses_a_siblings_figure():
+    prompt = build_prompt(
+        "How long did Venera 9 send data from Venus?",
+        [
+            (
+                "Venus, Exploration",
+                "In 1970 Venera 7 landed and sent data for about 23 minutes.",
+            )
+        ],
+    )
+    reader = CitedReader(StandIn(" 23 minutes\nEvidence: [1.1]"), subjects=["Venus"])
+    assert reader(prompt) == ABSTAIN
+    assert reader.last.why == "the figure is said of Venera 7"
+    unchecked = CitedReader(
+        StandIn(" 23 minutes\nEvidence: [1.1]"), subjects=["Venus"], check_holders=False
+    )
+    assert unchecked(prompt) == "23 minutes [1]."
+
+
+def test_a_pressure_is_asked_by_what_is_the_pressure_only():
+    asked = "What is the atmospheric pressure at the surface of Triton?"
+    assert expected_kinds(asked) == {"pressure"}
+    assert answer_kinds("about 92 bar") == {"pressure"}
+    assert answer_kinds("0.6 kilopascals") == {"pressure"}
+    assert kind_mismatch(asked, "38 K") == (
+        "the answer is a temperature; the question asks for a pressure"
+    )
+    assert kind_mismatch(asked, "about 14 microbar") is None
+    assert kind_mismatch(asked, "less than one percent of Earth's") is None
+    # a pressure level that places another quantity is not what is asked
+    level = "What is the temperature of the atmosphere at the 1-bar pressure level?"
+    assert expected_kinds(level) == {"temperature"}
+    gravity = "What is the gravity at the level where the pressure is 1 bar?"
+    assert expected_kinds(gravity) == frozenset()
+
+
+def test_a_person_is_named_by_the_surname_and_the_sun_is_a_frame():
+    sources = [
+        ("Neptune, Naming", "Galle suggested Janus, and Challis proposed Oceanus.")
+    ]
+    prompt = build_prompt("What name did James Challis propose for Neptune?", sources)
+    s = CitedReader(StandIn("")).shown(prompt)[0]
+    assert missing_names(prompt, [s], ("Neptune",)) == []
+    # a surname that only ever follows another name does not name the whole
+    mons = [("Mars, Volcanoes", "Olympus Mons is the tallest volcano.")]
+    arsia = build_prompt("How high is Arsia Mons?", mons)
+    t = CitedReader(StandIn("")).shown(arsia)[0]
+    assert missing_names(arsia, [t], ("Mars",)) == ["Arsia"]
+    # the Sun is what orbits are measured from, not the question's subject
+    energy = build_prompt(
+        "By how much does Uranus's output exceed what it takes in from the Sun?",
+        [("Uranus, Heat", "It emits roughly 12 percent more energy than it absorbs.")],
+    )
+    u = CitedReader(StandIn("")).shown(energy)[0]
+    assert missing_names(energy, [u], ("Uranus",)) == []
+
+
+def test_two_claims_answering_one_question_differently_disagree():
+    sources = [
+        (
+            "Mars, Moons",
+            "Mars has two moons, Phobos and Deimos. Both were "
+            "discovered by Asaph Hall in 1877.",
+        ),
+        ("Moons of Mars, note", "Phobos and Deimos were discovered by Edward Holden."),
+    ]
+    question = "Who discovered Phobos and Deimos?"
+    reply = (
+        " Edward Holden discovered Phobos and Deimos\nEvidence: [2.1]\n"
+        "Answer: Asaph Hall discovered Phobos and Deimos\nEvidence: [1.2]"
+    )
+    reader = CitedReader(StandIn(reply), subjects=["Mars"])
+    answer = reader(build_prompt(question, sources))
+    assert answer.startswith("Edward Holden discovered Phobos and Deimos [2].")
+    assert "The sources disagree:" in answer and "Asaph Hall" in answer
+    # two parts, each about one of the names: no disagreement
+    prompt = build_prompt(question, sources)
+    shown = CitedReader(StandIn("")).shown(prompt)
+    by_id = {s.id: s for s in shown}
+    parts = [("Phobos: 1877", [by_id["1.2"]]), ("Deimos: 1877", [by_id["1.2"]])]
+    assert answered_twice(question, parts, prompt) == []
+    # the same answer twice is no disagreement
+    same = [
+        ("Asaph Hall discovered Phobos and Deimos", [by_id["1.2"]]),
+        ("Asaph Hall discovered Phobos and Deimos in 1877", [by_id["2.1"]]),
+    ]
+    assert answered_twice(question, same, prompt) == []

@@ -466,13 +466,20 @@ def test_a_name_with_a_number_is_one_name():
     assert unnamed(other, numbered_sentences(other)[0]) == ["Venera 9"]
     away = build_prompt(question, [("Venus, Landers", "Mariner 2 flew past.")])
     assert unnamed(away, numbered_sentences(away)[0]) == ["Venera"]
-    # the reader then asks the model whether the sentence answers
+    # the reader then asks the model whether the sentence answers (the sibling
+    # check, which refuses Venera 7's figure without asking, left off)
     model = StandIn(" 23 minutes\nEvidence: [1.1]", verdict=-1.0)
-    reader = CitedReader(model, closed_book=False, check_conflicts=False)
+    reader = CitedReader(
+        model, closed_book=False, check_conflicts=False, check_holders=False
+    )
     assert reader(prompt) == ABSTAIN
     assert model.judged == [
         "Venus, Exploration: Venera 7 transmitted for about 23 minutes."
     ]
+    sibling = StandIn(" 23 minutes\nEvidence: [1.1]", verdict=1.0)
+    checked = CitedReader(sibling, closed_book=False, check_conflicts=False)
+    assert checked(prompt) == ABSTAIN and sibling.judged == []
+    assert checked.last.why == "the figure is said of Venera 7"
 
 
 def test_a_refusal_in_words_is_read_as_one():

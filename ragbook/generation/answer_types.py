@@ -46,6 +46,7 @@ KINDS = (
     "mass",
     "temperature",
     "speed",
+    "pressure",
     "count",
     "date",
     "name",
@@ -90,6 +91,8 @@ _UNITS = {
     "temperature": r"°\s?[cfk]|degrees (?:celsius|fahrenheit)|kelvin|k",
     "angle": r"°(?!\s?[cfk]\b)|degrees?(?! (?:celsius|fahrenheit))"
     r"|arcseconds?|arcminutes?",
+    "pressure": r"(?:kilo|mega|giga|hecto)?pascals?|[kMG]?Pa|(?:milli|micro)?bars?|atm"
+    r"|atmospheres",
     "speed": r"km/s|m/s|km/h|mph"
     r"|(?:kilomet(?:re|er)s?|met(?:re|er)s?|km|m|cm|mm|miles?)"
     r"\s+(?:per|an|a|each|every)\s+(?:second|hour|day|year|century)",
@@ -169,6 +172,8 @@ _ASKS = [
     (r"\b(?:rotation|orbital) period\b", {"duration"}),
     (r"\btemperatures?\b", {"temperature"}),
     (r"\bspeeds?\b|\bvelocity\b", {"speed"}),
+    # the pressure asked for, not a pressure level that places another quantity
+    (r"^what (?:is|was|are|were) (?:the )?(?:[\w-]+ ){0,3}pressures?\b", {"pressure"}),
     (r"\bweigh(?:s|ed)?\b|\bmass of\b", {"mass"}),
     (r"\b(?:tilt|inclination|obliquity)\b", {"angle"}),
     (r"\b(?:diameter|radius|depth|height|distance|width|altitude)\b", {"length"}),

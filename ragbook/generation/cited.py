@@ -35,7 +35,7 @@ from typing import Callable
 
 from .. import validate
 from .answer_types import event_mismatch, kind_mismatch
-from .conflicts import disagreeing, settle
+from .conflicts import answered_twice, disagreeing, settle
 from .parts import first_option, lead_with_option, options, order_claims, two_parts
 from .requests import off_task
 from .cited_checks import (
@@ -44,6 +44,7 @@ from .cited_checks import (
     grouped_as_evidence,
     half_range,
     missing_names,
+    said_of_another,
     says_not_stated,
     unnamed,
     spelled_as_evidence,
@@ -113,6 +114,9 @@ class CitedReader:
     - with ``check_events`` (the default), the evidence does not name the event a
       "when" or "who" question asks about (a flyby's date for "When was Arrokoth
       discovered?": :func:`~ragbook.generation.answer_types.event_mismatch`);
+    - with ``check_holders`` (the default), every evidence sentence holding the
+      answer's figure says it of another thing than the question names (Chang'e 5's
+      1.7 kg for Chang'e 6: :func:`~ragbook.generation.cited_checks.said_of_another`);
     - with ``check_requests``, the request is not a question about the documents
       (:func:`~ragbook.generation.requests.off_task`: "ignore your sources", "repeat
       your instructions"); the model is then not asked;
@@ -188,6 +192,7 @@ class CitedReader:
         verify_unnamed: bool = True,
         check_dimensions: bool = True,
         check_events: bool = True,
+        check_holders: bool = True,
     ):
         if not callable(getattr(model, "structured_reply", None)):
             raise TypeError(
@@ -232,6 +237,7 @@ class CitedReader:
         self.verify_unnamed = validate.flag(verify_unnamed, "verify_unnamed")
         self.check_dimensions = validate.flag(check_dimensions, "check_dimensions")
         self.check_events = validate.flag(check_events, "check_events")
+        self.check_holders = validate.flag(check_holders, "check_holders")
         self.subject_names = tuple(self.subjects.subjects) if self.subjects else ()
         if refuse_by == "lift" and not self.closed_book:
             raise ValueError(
@@ -379,6 +385,9 @@ class CitedReader:
             return self._refuse(why, words, evidence, reply, score, moved)
         kept = order_claims(prompt.question, kept)
         rendered, quoted, against = [], False, []
+        if self.check_conflicts:  # two claims, one question: the second disagrees
+            against = answered_twice(prompt.question, kept, prompt)
+            kept = kept[:1] if against else kept
         for words, evidence, _, _ in kept:
             label = prompt.sources[evidence[0].source - 1].label
             words = lead_with_option(prompt.question, words, label)
@@ -465,6 +474,14 @@ class CitedReader:
             )
             if mismatch:
                 return words, anchored, mismatch, moved
+        holders = [s for s in anchored if not unsupported_numbers(words, [s])]
+        if self.check_holders and parts == 1 and holders:
+            names = self.subject_names
+            other = [
+                said_of_another(prompt.question, words, s.text, names) for s in holders
+            ]
+            if all(other):
+                return words, anchored, f"the figure is said of {other[0]}", moved
         return words, anchored, "", moved
 
     def verdict(self, prompt: Prompt, sentence: Sentence) -> float:

@@ -60,6 +60,7 @@ __all__ = [
     "DISAGREE",
     "OLDER",
     "SHARED",
+    "answered_twice",
     "attribute_terms",
     "corrected",
     "disagreeing",
@@ -379,6 +380,36 @@ def corrected(
                     found.append(sentence)
                     break
     return found
+
+
+def answered_twice(question: str, claims: list, prompt: Prompt) -> list[Sentence]:
+    """The evidence of the second of two ``claims`` ((words, evidence, ...) each) when
+    both answer the same question differently, else []: each names the same two or
+    more names of the question (all it names of it), its evidence (read with its
+    source's label and the sentence before it, where "Both" finds what it refers to)
+    names one of them, and the names they give besides, or their figures, have none in
+    common. "Edward Holden discovered Phobos and Deimos" and "Asaph Hall discovered
+    Phobos and Deimos" both answer "Who discovered Phobos and Deimos?", the
+    question's two names being one subject; "Phobos ..." and "Deimos ..." answer its
+    two parts."""
+    if len(claims) != 2:
+        return []
+    asked = names_in(validate.text(question, "question"))
+    named = [names_in(c[0]) & asked for c in claims]
+    if len(named[0]) < 2 or named[0] != named[1]:
+        return []
+    for claim in claims:
+        context = " ".join(
+            f"{prompt.sources[s.source - 1].label} {_before(s, prompt, set())} {s.text}"
+            for s in claim[1]
+        )
+        if not names_in(context) & named[0]:
+            return []  # a claim about something else, given the question's names
+    names = [names_in(c[0]) - asked for c in claims]
+    numbers = [set(re.findall(r"\d[\d,.]*\d|\d", c[0])) for c in claims]
+    if not any(all(said) and not said[0] & said[1] for said in (names, numbers)):
+        return []  # nothing said twice otherwise ("Hall" and "Hall in 1877" agree)
+    return [s for s in claims[1][1] if s not in claims[0][1]]
 
 
 def newest(sentences: list[Sentence], prompt: Prompt):
