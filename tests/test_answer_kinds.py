@@ -26,6 +26,7 @@ from ragbook.generation.cited_checks import (
     half_range,
     missing_names,
     said_of_another,
+    uncut,
     unnamed,
     unsupported_numbers,
 )
@@ -974,3 +975,25 @@ def test_two_claims_answering_one_question_differently_disagree():
         ("Asaph Hall discovered Phobos and Deimos in 1877", [by_id["2.1"]]),
     ]
     assert answered_twice(question, same, prompt) == []
+
+
+def test_a_word_cut_at_the_length_limit_is_not_checked_as_a_number():
+    sentence = (
+        "Its distance from the Sun swings between about 206.6 million km at "
+        "perihelion and about 249.2 million km at aphelion."
+    )
+    words = (
+        "Mars gets closest to the Sun at perihelion, about 206.6 million km, and "
+        "farthest at aphelion, about 24.9"
+    )
+    assert len(words) >= MAX_CHARS  # what the limit would have cut
+    assert uncut(words).endswith("aphelion, about ")
+    assert uncut("206.6 million km") == "206.6 million km"  # not cut: unchanged
+    prompt = build_prompt(
+        "What are the nearest and the farthest that Mars gets from the Sun?",
+        [("Mars, Orbit", sentence)],
+    )
+    reader = CitedReader(StandIn(f" {words}\nEvidence: [1.1]"), two_part=False)
+    # the cut "24.9" is no invented number: the sentence is quoted whole
+    assert reader(prompt) == f"{sentence[:-1]} [1]."
+    assert reader.last.quoted

@@ -46,6 +46,7 @@ from .cited_checks import (
     missing_names,
     said_of_another,
     says_not_stated,
+    uncut,
     unnamed,
     spelled_as_evidence,
     supported,
@@ -449,7 +450,7 @@ class CitedReader:
             return words, evidence, "the model said none", False
         words = grouped_as_evidence(words, citable)  # "34, 800 km": 34,800 km
         if self.check_numbers and not any(
-            not unsupported_numbers(words, [s]) for s in citable
+            not unsupported_numbers(uncut(words), [s]) for s in citable
         ):
             return words, evidence, "a number in no sentence it may cite", False
         anchored = anchor(words, evidence, citable, self.check_numbers)

@@ -40,6 +40,7 @@ __all__ = [
     "anchor",
     "supported",
     "cut",
+    "uncut",
     "half_range",
     "spelled_as_evidence",
     "grouped_as_evidence",
@@ -52,6 +53,13 @@ def cut(words: str) -> bool:
     (:data:`~ragbook.generation.cited_prompt.MAX_CHARS`): cut there, they may stop
     mid-claim ("... while the polar"), so the sentence they come from says it whole."""
     return len(words.strip()) >= MAX_CHARS
+
+
+def uncut(words: str) -> str:
+    """The answer's words without the word the length limit cut (:func:`cut`): "...
+    farthest at aphelion, about 24.9." ends in a cut "249.2", a number no sentence
+    holds; the words before it are the model's."""
+    return re.sub(r"\S+\s*$", "", words) if cut(words) else words
 
 
 # a range of two figures with its unit: "from about 20 km to about 96 km", "between 10
