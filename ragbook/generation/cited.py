@@ -102,7 +102,8 @@ class CitedReader:
     - the model's words are "none";
     - with ``check_numbers``, a number of the answer is in no sentence it may cite
       (the grounding checks' number check, applied before answering; "34, 800 km"
-      is first joined as a sentence writes it, "34,800 km");
+      is first joined as a sentence writes it, "34,800 km", and a word the length
+      limit cut is not read: :func:`~ragbook.generation.cited_checks.uncut`);
     - with ``check_names``, a name of the question
       (:func:`~ragbook.generation.cited_checks.missing_names`: Titan, Galle; the
       ``subjects`` excepted) is in none of the sources its evidence comes from, label
@@ -147,9 +148,11 @@ class CitedReader:
     With ``check_conflicts`` (the default), an answer to a question in one part for
     which a sentence of the sources gives another figure
     (:func:`~ragbook.generation.conflicts.disagreeing`)
-    says so: "The sources disagree:", then that sentence, quoted and cited; where
-    both sides are dated, the answer follows the newer and quotes the older after
-    "Older source:" (:func:`~ragbook.generation.conflicts.settle`).
+    says so: "The sources disagree:", then that sentence, quoted and cited, as does
+    an answer whose two claims answer the same question differently
+    (:func:`~ragbook.generation.conflicts.answered_twice`); where both sides are
+    dated, the answer follows the newer and quotes the older after "Older source:"
+    (:func:`~ragbook.generation.conflicts.settle`).
 
     With ``closed_book`` (the default), the same request also reads the answer's
     probability without the sources, for the ``lift`` score; without it the lift is
