@@ -354,6 +354,26 @@ def bundled_questions(*names: str) -> list[dict]:
     return found
 
 
+# the later labelled files, in the order they were written
+LATER_SETS = (
+    "holdout2",
+    "holdout3",
+    "dev2",
+    "holdout4",
+    "holdout5",
+    "holdout6",
+    "holdout7",
+    "holdout8",
+    "holdout9",
+    "holdout10",
+)
+
+
+def written_before(name: str) -> list[dict]:
+    """The raw questions of every file written before ragbook/data/<name>.json."""
+    return bundled_questions(*LATER_SETS[: LATER_SETS.index(name)])
+
+
 def check_spans_and_absent_phrases(name: str) -> None:
     """Every evidence span of ragbook/data/<name>.json occurs once in its article, and
     every phrase it lists as absent occurs nowhere in the article named."""
@@ -370,16 +390,18 @@ def test_the_fourth_held_out_set_is_new_and_read_by_the_reader_chapter():
     # written from the articles alone, with no system's answers in view, and kept for
     # one reading after the reader's next change (the event check): the reader
     # chapter reads it, once
-    earlier = bundled_questions("holdout2", "holdout3", "dev2")
-    check_new_held_out_set("holdout4", earlier, ["15_reader.md"], unanswerable=14)
+    check_new_held_out_set(
+        "holdout4", written_before("holdout4"), ["15_reader.md"], unanswerable=14
+    )
     check_spans_and_absent_phrases("holdout4")
 
 
 def test_the_fifth_held_out_set_is_new_and_read_by_the_reader_chapter():
     # written from the articles alone, about facts no earlier set asks, and recorded
     # before any system answered them: the reader chapter reads it, once
-    earlier = bundled_questions("holdout2", "holdout3", "dev2", "holdout4")
-    check_new_held_out_set("holdout5", earlier, ["15_reader.md"], unanswerable=14)
+    check_new_held_out_set(
+        "holdout5", written_before("holdout5"), ["15_reader.md"], unanswerable=14
+    )
     check_spans_and_absent_phrases("holdout5")
 
 
@@ -387,8 +409,9 @@ def test_the_sixth_held_out_set_is_new_and_read_by_the_reader_chapter():
     # written from the articles alone after the fifth was read, about facts no earlier
     # set asks, and recorded before any system answered them: read once, by the
     # reader chapter, after the last rule
-    earlier = bundled_questions("holdout2", "holdout3", "dev2", "holdout4", "holdout5")
-    check_new_held_out_set("holdout6", earlier, ["15_reader.md"], unanswerable=14)
+    check_new_held_out_set(
+        "holdout6", written_before("holdout6"), ["15_reader.md"], unanswerable=14
+    )
     check_spans_and_absent_phrases("holdout6")
 
 
@@ -396,10 +419,9 @@ def test_the_seventh_held_out_set_is_new_and_read_by_the_reader_chapter():
     # written from the articles alone after the sixth was read, about facts no earlier
     # set asks, and recorded before any system answered them: read once, by the
     # reader chapter, after the last rule
-    earlier = bundled_questions(
-        "holdout2", "holdout3", "dev2", "holdout4", "holdout5", "holdout6"
+    check_new_held_out_set(
+        "holdout7", written_before("holdout7"), ["15_reader.md"], unanswerable=14
     )
-    check_new_held_out_set("holdout7", earlier, ["15_reader.md"], unanswerable=14)
     check_spans_and_absent_phrases("holdout7")
 
 
@@ -407,10 +429,9 @@ def test_the_eighth_held_out_set_is_new_and_read_by_the_reader_chapter():
     # written from the articles alone after the seventh was read, about facts no
     # earlier set asks, and recorded before any system answered them: read once, by
     # the reader chapter, after the last rule
-    earlier = bundled_questions(
-        "holdout2", "holdout3", "dev2", "holdout4", "holdout5", "holdout6", "holdout7"
+    check_new_held_out_set(
+        "holdout8", written_before("holdout8"), ["15_reader.md"], unanswerable=14
     )
-    check_new_held_out_set("holdout8", earlier, ["15_reader.md"], unanswerable=14)
     check_spans_and_absent_phrases("holdout8")
 
 
@@ -418,35 +439,18 @@ def test_the_ninth_held_out_set_is_new_and_read_by_the_reader_chapter():
     # written from the articles alone after the eighth was read, about facts no
     # earlier set asks, and recorded before any system answered them: read once, by
     # the reader chapter, after the last rule
-    earlier = bundled_questions(
-        "holdout2",
-        "holdout3",
-        "dev2",
-        "holdout4",
-        "holdout5",
-        "holdout6",
-        "holdout7",
-        "holdout8",
+    check_new_held_out_set(
+        "holdout9", written_before("holdout9"), ["15_reader.md"], unanswerable=14
     )
-    check_new_held_out_set("holdout9", earlier, ["15_reader.md"], unanswerable=14)
     check_spans_and_absent_phrases("holdout9")
 
 
 def test_the_tenth_held_out_set_is_new_and_not_yet_read():
     # written from the articles alone after the ninth was recorded, and kept for one
     # reading after a later change of the reader: no file reads it yet
-    earlier = bundled_questions(
-        "holdout2",
-        "holdout3",
-        "dev2",
-        "holdout4",
-        "holdout5",
-        "holdout6",
-        "holdout7",
-        "holdout8",
-        "holdout9",
+    check_new_held_out_set(
+        "holdout10", written_before("holdout10"), [], unanswerable=14
     )
-    check_new_held_out_set("holdout10", earlier, [], unanswerable=14)
     check_spans_and_absent_phrases("holdout10")
 
 
