@@ -997,3 +997,15 @@ def test_a_word_cut_at_the_length_limit_is_not_checked_as_a_number():
     # the cut "24.9" is no invented number: the sentence is quoted whole
     assert reader(prompt) == f"{sentence[:-1]} [1]."
     assert reader.last.quoted
+
+
+def test_a_time_of_day_answers_when():
+    # a shop's opening hour is a time, not a count of something
+    assert answer_kinds("8 am") == {"date"}
+    assert answer_kinds("7.30 p.m.") == {"date"}
+    assert answer_kinds("14:00") == {"date"}
+    assert kind_mismatch("When does the bakery open on Saturdays?", "8 am") is None
+    assert kind_mismatch("How far is the bakery?", "8 am") == (
+        "the answer is a date; the question asks for a length"
+    )
+    assert answer_kinds("8 amps") == {"count"}  # a unit spelled "am..." is no time

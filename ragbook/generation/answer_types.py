@@ -108,7 +108,9 @@ _MONTH = (
 )
 _DATE = re.compile(
     rf"\b(?:1[0-9]{{3}}|2[0-9]{{3}})s?\b|\b(?:{_MONTH})\b"
-    r"|\b\d{1,2}(?:st|nd|rd|th)? century\b",
+    r"|\b\d{1,2}(?:st|nd|rd|th)? century\b"
+    # a time of day: "8 am", "7.30 p.m.", "14:00"
+    r"|\b\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)(?!\w)|\b\d{1,2}:\d{2}\b",
     re.I,
 )
 # a time given as a duration back from now: "3.9 billion years ago" dates an event
