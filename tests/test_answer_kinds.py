@@ -29,6 +29,7 @@ from ragbook.generation.cited_checks import (
     uncut,
     unnamed,
     unsupported_numbers,
+    without_designations,
 )
 from ragbook.generation.cited_prompt import (
     MAX_CHARS,
@@ -47,9 +48,11 @@ from ragbook.generation.parts import (
     options,
     order_claims,
     quantity,
+    split_claims,
     two_parts,
 )
 from ragbook.generation.prompts import build_prompt
+from ragbook.generation.reader_checks import SubjectCheck
 from ragbook.generation.requests import off_task
 
 from test_cited import StandIn
@@ -1009,3 +1012,80 @@ def test_a_time_of_day_answers_when():
         "the answer is a date; the question asks for a length"
     )
     assert answer_kinds("8 amps") == {"count"}  # a unit spelled "am..." is no time
+
+
+def test_a_designation_is_a_name_not_a_figure():
+    question = "When did Voyager 2 pass closest to Uranus, and how close?"
+    words = "Voyager 2 passed on 24 January 1986, about 81,500 km above the clouds"
+    assert without_designations(words, question) == (
+        "Voyager passed on 24 January 1986, about 81,500 km above the clouds"
+    )
+    # a designation the question does not name keeps its number
+    assert without_designations("Mariner 10 in 1974", question) == "Mariner 10 in 1974"
+    said = Sentence(
+        "1.2", 1, "It passed on 24 January 1986, 81,500 km above the clouds."
+    )
+    assert unsupported_numbers(without_designations(words, question), [said]) == []
+    # the number of a designation is held by the same designation only
+    weighed = Sentence("1.1", 1, "It weighed 5 tonnes.")
+    rocket = Sentence("1.1", 1, "BepiColombo left on an Ariane 5 in 2018.")
+    assert unsupported_numbers("The Ariane 5 rocket", [weighed]) == ["Ariane 5"]
+    assert unsupported_numbers("The Ariane 5 rocket", [rocket]) == []
+    # a capitalised opening word with a number is no designation
+    assert unsupported_numbers("About 54 km", [Sentence("1.1", 1, "about 54 km")]) == []
+    # zeros after the decimal point add nothing
+    helium = Sentence("1.1", 1, "It is about 10 percent helium and 3.8 percent neon.")
+    assert unsupported_numbers("10.0%", [helium]) == []
+    assert unsupported_numbers("3.80 percent", [helium]) == []
+    assert unsupported_numbers("10.5%", [helium]) == ["10.5"]
+
+
+def test_a_claim_that_states_both_parts_is_two_claims():
+    venus = Sentence("1.1", 1, "Mariner 2 flew past Venus on 14 December 1962.")
+    mars = Sentence("2.1", 2, "Mariner 4 flew past Mars in July 1965.")
+    words = "Mariner 2 flew past Venus in 1962, and Mariner 4 flew past Mars in 1965."
+    expected = [
+        ("Mariner 2 flew past Venus in 1962", [venus]),
+        ("Mariner 4 flew past Mars in 1965", [mars]),
+    ]
+    # one claim, or the same claim twice, is split; each part cites what holds it
+    assert split_claims([(words, [venus, mars])]) == expected
+    assert split_claims([(words, [venus, mars])] * 2) == expected
+    # a clause is a claim of its own: it opens with a capital
+    both = [("It left in 2007, and it arrived in 2015", [venus])]
+    assert [c[0] for c in split_claims(both)] == [
+        "It left in 2007",
+        "It arrived in 2015",
+    ]
+    # two different claims, or a clause with no figure, are left alone
+    two = [("Mariner 2: 1962", [venus]), ("Mariner 4: 1965", [mars])]
+    assert split_claims(two) == two
+    one = [("MESSENGER found it, and it was in orbit then", [venus])]
+    assert split_claims(one) == one
+
+
+def test_the_reader_checks_each_part_of_a_claim_that_states_both():
+    sources = [
+        ("Venus, Exploration", "Mariner 2 flew past Venus on 14 December 1962."),
+        ("Mars, Exploration", "Mariner 4 flew past Mars in July 1965."),
+    ]
+    question = (
+        "When did Mariner 2 fly past Venus, and when did Mariner 4 fly past Mars?"
+    )
+    claim = "Mariner 2 flew past Venus in 1962, and Mariner 4 flew past Mars in 1965"
+    reply = f" {claim}\nEvidence: [1.1] [2.1]\nAnswer: {claim}\nEvidence: [1.1] [2.1]"
+    reader = CitedReader(StandIn(reply), subjects=["Venus", "Mars"])
+    # no one sentence holds 1962 and 1965; each part is held by its own
+    assert reader(build_prompt(question, sources)) == (
+        "Mariner 2 flew past Venus in 1962 [1]. Mariner 4 flew past Mars in 1965 [2]."
+    )
+
+
+def test_a_common_noun_does_not_name_a_subject():
+    check = SubjectCheck(lambda prompt: "", ["Moon", "Saturn"])
+    question = "Which moon is bigger, Titan or Ganymede?"
+    assert check.named(question) == {"Moon"}  # case-blind, as the check documents
+    assert check.named(question, cased=True) == set()
+    assert check.named("Which moon of Saturn is biggest?", cased=True) == {"Saturn"}
+    # a question typed all in lower case names its subjects all the same
+    assert check.named("how big is the moon?", cased=True) == {"Moon"}

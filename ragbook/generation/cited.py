@@ -36,22 +36,13 @@ from typing import Callable
 from .. import validate
 from .answer_types import event_mismatch, kind_mismatch
 from .conflicts import answered_twice, disagreeing, settle
-from .parts import first_option, lead_with_option, options, order_claims, two_parts
+from .parts import first_option, lead_with_option, options, order_claims
+from .parts import split_claims, two_parts
 from .requests import off_task
-from .cited_checks import (
-    anchor,
-    cut,
-    grouped_as_evidence,
-    half_range,
-    missing_names,
-    said_of_another,
-    says_not_stated,
-    uncut,
-    unnamed,
-    spelled_as_evidence,
-    supported,
-    unsupported_numbers,
-)
+from .cited_checks import anchor, cut, grouped_as_evidence, half_range, missing_names
+from .cited_checks import said_of_another, says_not_stated, spelled_as_evidence
+from .cited_checks import supported, uncut, unnamed, unsupported_numbers
+from .cited_checks import without_designations
 from .cited_prompt import (
     ANSWER_ENDS,
     AnswerStream,
@@ -280,7 +271,7 @@ class CitedReader:
         names one of the same subjects."""
         if self.subjects is None:
             return shown
-        wanted = self.subjects.named(prompt.question)
+        wanted = self.subjects.named(prompt.question, cased=True)
         if not wanted:
             return shown
         about = {
@@ -356,6 +347,7 @@ class CitedReader:
         claims = list(
             {w.strip(" ."): (w, e) for w, e in parse_claims(reply, citable)}.values()
         )
+        claims = split_claims(claims) if parts == 2 else claims  # "A, and B": two
         if self.refuse_below is not None and score[self.refuse_by] < self.refuse_below:
             why = f"{self.refuse_by} below {self.refuse_below}"
             claims = [(words, evidence, why, False) for words, evidence in claims]
@@ -452,11 +444,12 @@ class CitedReader:
         if words.strip(" .").lower() in ("", "none") or says_not_stated(words):
             return words, evidence, "the model said none", False
         words = grouped_as_evidence(words, citable)  # "34, 800 km": 34,800 km
+        figures = uncut(without_designations(words, prompt.question))
         if self.check_numbers and not any(
-            not unsupported_numbers(uncut(words), [s]) for s in citable
+            not unsupported_numbers(figures, [s]) for s in citable
         ):
             return words, evidence, "a number in no sentence it may cite", False
-        anchored = anchor(words, evidence, citable, self.check_numbers)
+        anchored = anchor(figures, evidence, citable, self.check_numbers)
         moved = anchored != evidence
         # the subjects (the articles' titles) are checked by what may be cited; a
         # comparison of two needs only one of them in each source
@@ -478,7 +471,7 @@ class CitedReader:
             )
             if mismatch:
                 return words, anchored, mismatch, moved
-        holders = [s for s in anchored if not unsupported_numbers(words, [s])]
+        holders = [s for s in anchored if not unsupported_numbers(figures, [s])]
         if self.check_holders and parts == 1 and holders:
             names = self.subject_names
             other = [

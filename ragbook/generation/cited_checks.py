@@ -5,6 +5,8 @@ Each takes the answer's words, or the rendered answer, and the sentences or sour
 rests on:
 
 - :func:`unsupported_numbers`: the answer's numbers that no evidence sentence holds;
+- :func:`without_designations`: the answer's words less the numbers of the names the
+  question gives ("Voyager 2"), which are names, not figures;
 - :func:`says_not_stated`: words that say the sources do not state the answer, where
   the grammar asked for "none";
 - :func:`missing_names`: names of the question that no source of the evidence holds;
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from .. import validate
 from .answer_types import NUMBER_WORDS, SPELLED_NUMBER, caret_powers
 from .cited_prompt import MAX_CHARS, Sentence
 from .generators import is_refusal
@@ -33,6 +36,7 @@ from .verification import check_answer
 __all__ = [
     "FRAMES",
     "unsupported_numbers",
+    "without_designations",
     "says_not_stated",
     "missing_names",
     "unnamed",
@@ -201,6 +205,19 @@ def unnamed(
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def without_designations(words: str, question: str) -> str:
+    """The answer's words with the number of each designation that the question names
+    dropped: "Voyager 2 passed about 81,500 km above the cloud tops" reads as "Voyager
+    passed ...", so that the sentence stating 81,500 km need not also say "Voyager 2".
+    The question's name is a name, not a figure to find; a designation the question
+    does not name ("Mariner 10" for a question about Mariner 2) keeps its number."""
+    for name, number in set(_DESIGNATION.findall(validate.text(question, "question"))):
+        words = re.sub(rf"\b({re.escape(name)})[ -]{number}(?![\d.,]\d)", r"\1", words)
+    return words
+
+
 # a round number in words: "about a thousand impact craters" holds 1000
 _ROUND = {"dozen": 12, "hundred": 100, "thousand": 1000, "million": 10**6}
 _A_ROUND = re.compile(r"\b(?:a|one) (dozen|hundred|thousand|million)\b", re.I)
@@ -219,14 +236,24 @@ def says_not_stated(words: str) -> bool:
 
 def unsupported_numbers(words: str, evidence: list[Sentence]) -> list[str]:
     """The numbers of the answer's words that none of its evidence sentences holds
-    (``4,333`` and ``4333`` count as the same number, and a sentence's ``two`` holds
-    2: numbers up to twenty spelled out; "a thousand" holds 1000, "a dozen" 12; the
-    exponent of ``10²⁰`` is the number 20)."""
-    held = {
-        n.replace(",", "")
-        for s in evidence
-        for n in _NUMBER.findall(caret_powers(s.text))
-    }
+    (``4,333`` and ``4333`` count as the same number, as do ``10.0`` and ``10``; a
+    sentence's ``two`` holds 2: numbers up to twenty spelled out; "a thousand" holds
+    1000, "a dozen" 12; the exponent of ``10²⁰`` is the number 20). The number of a
+    designation ("Ariane 5") is held only by a sentence that gives the same
+    designation: it is part of a name, and a sentence with a 5 in it does not name the
+    rocket."""
+    texts = " ".join(s.text for s in evidence)
+    designations = [
+        m for m in _DESIGNATION.finditer(words) if m[1].lower() not in _NOT_HOLDERS
+    ]
+    not_given = [
+        f"{m[1]} {m[2]}"
+        for m in designations
+        if not re.search(rf"\b{re.escape(m[1])}[ -]{m[2]}(?!\d)", texts)
+    ]
+    for m in reversed(designations):  # a designation's number is not a figure
+        words = words[: m.start(2)] + words[m.end(2) :]
+    held = {_plain(n) for s in evidence for n in _NUMBER.findall(caret_powers(s.text))}
     held |= {
         str(NUMBER_WORDS[w.lower()])
         for s in evidence
@@ -234,7 +261,14 @@ def unsupported_numbers(words: str, evidence: list[Sentence]) -> list[str]:
     }
     held |= {str(_ROUND[w.lower()]) for s in evidence for w in _A_ROUND.findall(s.text)}
     found = _NUMBER.findall(caret_powers(words))
-    return [n for n in found if n.replace(",", "") not in held]
+    return [n for n in found if _plain(n) not in held] + not_given
+
+
+def _plain(number: str) -> str:
+    """A number as its value is written: no thousands commas, no zeros after the
+    decimal point that add nothing ("10.0" is 10, "4,333" is 4333)."""
+    number = number.replace(",", "")
+    return re.sub(r"\.0+$|(\.\d*?)0+$", r"\1", number) if "." in number else number
 
 
 def overlap(words: str, sentence: Sentence) -> float:
@@ -316,6 +350,7 @@ _NOT_HOLDERS = set(
     "the a an it its in on at by of for from with after before during this that these "
     "those there he she they his her their some most all both each one along among "
     "between beyond near since until when while where although because as like such "
+    "about around roughly nearly almost approximately over under only just up to "
     "january february march april may june july august september october november "
     "december".split()
 )

@@ -18,6 +18,7 @@ import re
 
 from .. import validate
 from .answer_types import NUMBER_WORDS
+from .cited_checks import unsupported_numbers
 
 __all__ = [
     "two_parts",
@@ -27,6 +28,7 @@ __all__ = [
     "order_claims",
     "lead_with_option",
     "first_option",
+    "split_claims",
 ]
 
 _NAME = r"(?:the )?[A-Z][\w'’-]*(?: [A-Z0-9][\w'’-]*)*"
@@ -210,3 +212,34 @@ def first_option(question: str, text: str) -> str | None:
         if match
     ]
     return min(found)[1] if found else None
+
+
+# where a claim that states two facts in one line divides: "Mariner 2 flew past Venus
+# in 1962, and Mariner 4 flew past Mars in 1965"; "Proteus is 420 km across, while
+# Nereid is 35 km across"
+_JOINT = re.compile(r";\s+|,\s+(?:and|while|whereas|but)\s+")
+_FIGURED = re.compile(r"\d")
+
+
+def split_claims(claims: list) -> list:
+    """The claims of a two-part reply (each a sequence whose first item is the claim's
+    words, the second its evidence sentences), with a claim that states both parts
+    divided in two: when the reply holds one claim, or repeats it, and its words are
+    two clauses that each hold a figure, each clause is a claim of its own, to be
+    checked on its own, with the evidence sentences that hold its numbers (all of them
+    when none does). Unchanged otherwise."""
+
+    distinct = {claim[0].strip(" .") for claim in claims}
+    if len(distinct) != 1 or len(claims) not in (1, 2):
+        return list(claims)
+    words, evidence = claims[0][0], claims[0][1]
+    pieces = _JOINT.split(words.strip().rstrip("."))
+    if len(pieces) != 2 or not all(_FIGURED.search(p) for p in pieces):
+        return list(claims)
+    split = []
+    for piece in pieces:
+        piece = piece.strip()
+        piece = piece[0].upper() + piece[1:]  # "it went into orbit": a claim opens
+        held = [s for s in evidence if not unsupported_numbers(piece, [s])]
+        split.append((piece, held or list(evidence)))
+    return split

@@ -67,10 +67,15 @@ class SubjectCheck:
     def __repr__(self) -> str:
         return f"SubjectCheck({self.reader!r}, {len(self.subjects)} subjects)"
 
-    def named(self, text: str) -> set[str]:
-        """The subjects ``text`` names."""
+    def named(self, text: str, cased: bool = False) -> set[str]:
+        """The subjects ``text`` names; with ``cased``, only those it writes as the
+        subject is written ("which moon is bigger" does not name the Moon), unless
+        ``text`` is all in lower case."""
         text = validate.text(text, "text")
-        return {name for name, pattern in self._patterns if pattern.search(text)}
+        found = {name for name, pattern in self._patterns if pattern.search(text)}
+        if cased and text != text.lower():
+            found = {n for n in found if re.search(rf"\b{re.escape(n)}\b", text)}
+        return found
 
     def __call__(self, prompt: Prompt) -> str:
         answer = self.reader(prompt)
