@@ -25,6 +25,7 @@ from ragbook.generation.cited_checks import (
     grouped_as_evidence,
     half_range,
     missing_names,
+    period_mismatch,
     said_of_another,
     uncut,
     unnamed,
@@ -1089,3 +1090,39 @@ def test_a_common_noun_does_not_name_a_subject():
     assert check.named("Which moon of Saturn is biggest?", cased=True) == {"Saturn"}
     # a question typed all in lower case names its subjects all the same
     assert check.named("how big is the moon?", cased=True) == {"Moon"}
+
+
+def test_a_year_does_not_answer_how_long_a_day_is():
+    year = "One trip around the Sun takes about 4.6 Earth years, or 1,680 Earth days."
+    assert period_mismatch("How long is a day on Ceres?", "4.6 Earth days", [year]) == (
+        "the figure is the period of an orbit; the question asks for a day"
+    )
+    spin = "Venus rotates once every 243 Earth days."
+    assert period_mismatch(
+        "How long is a year on Venus?", "243 Earth days", [spin]
+    ) == ("the figure is the period of a day; the question asks for an orbit")
+    # "Earth days" is a unit; noon to noon is a day; a sentence about both passes
+    noon = "The time from one noon to the next is about 116.75 Earth days."
+    trip = "The planet travels around the Sun once every 224.7 Earth days."
+    both = "It rotates in 243 days, longer than its orbit of 224.7 days."
+    assert (
+        period_mismatch("How long is a solar day on Venus?", "116.75", [noon]) is None
+    )
+    assert period_mismatch("How long is a year on Venus?", "224.7", [trip]) is None
+    assert period_mismatch("How long is a day on Venus?", "243 days", [both]) is None
+    # a question that asks for neither, or both, or no period
+    clouds = "How long do the equator's clouds take to go once around the planet?"
+    assert (
+        period_mismatch(clouds, "18 hours", ["The clouds rotate in 18 hours."]) is None
+    )
+    two = "How long are a day and a year on Venus?"
+    assert period_mismatch(two, "243 Earth days", [spin]) is None
+    assert (
+        period_mismatch("When did the day of the landing come?", "1970", [year]) is None
+    )
+    prompt = build_prompt("How long is a day on Ceres?", [("Ceres, Orbit", year)])
+    reader = CitedReader(
+        StandIn(" 4.6 Earth years\nEvidence: [1.1]"), subjects=["Ceres"]
+    )
+    assert reader(prompt) == ABSTAIN
+    assert reader.last.why.startswith("the figure is the period of an orbit")

@@ -40,7 +40,8 @@ from .parts import first_option, lead_with_option, options, order_claims
 from .parts import split_claims, two_parts
 from .requests import off_task
 from .cited_checks import anchor, cut, grouped_as_evidence, half_range, missing_names
-from .cited_checks import said_of_another, says_not_stated, spelled_as_evidence
+from .cited_checks import period_mismatch, said_of_another, says_not_stated
+from .cited_checks import spelled_as_evidence
 from .cited_checks import supported, uncut, unnamed, unsupported_numbers
 from .cited_checks import without_designations
 from .cited_prompt import (
@@ -466,8 +467,9 @@ class CitedReader:
             if mismatch:
                 return words, anchored, mismatch, moved
         if self.check_events and parts == 1:
-            mismatch = event_mismatch(
-                prompt.question, words, [s.text for s in anchored]
+            texts, asked = [s.text for s in anchored], prompt.question
+            mismatch = event_mismatch(asked, words, texts) or period_mismatch(
+                asked, words, texts
             )
             if mismatch:
                 return words, anchored, mismatch, moved

@@ -17,6 +17,7 @@ rests on:
   (:mod:`ragbook.generation.verification`);
 - :func:`said_of_another`: the other thing a sentence says the answer's figure of
   (Chang'e 5's 1.7 kg for Chang'e 6);
+- :func:`period_mismatch`: a year given for a day, or a day for a year;
 - :func:`spelled_as_evidence`: the answer's small numbers in the words its evidence
   spells them with ("2" as "two"), so that those checks find them.
 """
@@ -49,6 +50,7 @@ __all__ = [
     "spelled_as_evidence",
     "grouped_as_evidence",
     "said_of_another",
+    "period_mismatch",
 ]
 
 
@@ -444,3 +446,40 @@ def said_of_another(
         if any(mine & kind for kind in kinds.values()):
             return name
     return None
+
+
+# a question that asks how long a day (a turn on the axis) or a year or an orbit lasts
+# ("go once around the planet" is said of moons and of cloud bands: neither)
+_ASKS = {
+    "a day": r"\b(?:a|the|its|one|solar|sidereal) day\b|\brotat\w*|\bspin\w*"
+    r"|\bturns? (?:once )?(?:on|about|around) its axis",
+    "an orbit": r"\b(?:a|the|its|one) year\b|\borbit\w*|\baround the sun\b",
+}
+# what a sentence says a period of: "Earth days" is a unit, not a day
+_SAYS = {
+    "a day": r"rotat\w*|\bspin\w*|\baxis\b|\b(?:solar|sidereal) day|\bnoon\b"
+    r"|\bsunrise|\bday (?:on|lasts|is)\b|\blength of (?:a|the|its) day",
+    "an orbit": r"\borbit\w*|\baround the sun\b|\brevolution"
+    r"|\b(?:a|its|one|\w+ian) year\b|\byear on\b",
+}
+
+
+def period_mismatch(question: str, words: str, evidence: list[str]) -> str | None:
+    """Why the answer's figure is the wrong period: the question asks how long a day
+    lasts (a turn on the axis) and the evidence sentences speak of an orbit and not
+    of a day ("One trip around the Sun takes about 4.6 Earth years" for "How long is
+    a day on Ceres?"), or the other way round. None when the question asks neither,
+    or both, or a sentence speaks of what it asks."""
+    question = validate.text(question, "question")
+    asked = [p for p, pattern in _ASKS.items() if re.search(pattern, question, re.I)]
+    if len(asked) != 1 or not re.match(
+        r"how long|what is the \w+ period", question, re.I
+    ):
+        return None
+    other = "an orbit" if asked[0] == "a day" else "a day"
+    said = " ".join(validate.texts(evidence, "evidence"))
+    if re.search(_SAYS[asked[0]], said, re.I) or not re.search(
+        _SAYS[other], said, re.I
+    ):
+        return None
+    return f"the figure is the period of {other}; the question asks for {asked[0]}"
