@@ -464,6 +464,7 @@ def test_the_tenth_held_out_set_is_new_and_read_by_the_reader_chapter():
         ("conflicts_holdout5", ["2", "3", "4"]),
         ("conflicts_holdout6", ["2", "3", "4", "5"]),
         ("conflicts_holdout7", ["2", "3", "4", "5", "6"]),
+        ("conflicts_holdout8", ["2", "3", "4", "5", "6", "7"]),
     ],
 )
 def test_the_conflict_cases_written_later_are_new_and_read_by_the_reader_chapter(
