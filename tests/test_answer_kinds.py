@@ -26,7 +26,6 @@ from ragbook.generation.cited_checks import (
     half_range,
     missing_names,
     period_mismatch,
-    said_of_another,
     uncut,
     unnamed,
     unsupported_numbers,
@@ -54,6 +53,7 @@ from ragbook.generation.parts import (
 )
 from ragbook.generation.prompts import build_prompt
 from ragbook.generation.reader_checks import SubjectCheck
+from ragbook.generation.siblings import said_of_another
 from ragbook.generation.requests import off_task
 
 from test_cited import StandIn
@@ -871,6 +871,13 @@ VOLCANOES = (
         ("How far out is the Arago ring?", "62,900 km", RINGS, "Adams"),
         ("How much did Chang'e 6 bring back?", "1.7 kg", SAMPLES, "Chang'e 5"),
         ("How high is Arsia Mons?", "22 km", VOLCANOES, "Olympus Mons"),
+        # a designation before a comma keeps its number: Lunokhod 1, not "Lunokhod"
+        (
+            "How far did Lunokhod 2 drive?",
+            "10 km",
+            "Lunokhod 1, the first rover on another world, drove about 10 km.",
+            "Lunokhod 1",
+        ),
         # the figure's clause names the thing asked about
         ("How far out is the Adams ring?", "62,900 km", RINGS, None),
         ("How much did Chang'e 5 bring back?", "1.7 kg", SAMPLES, None),
@@ -1126,3 +1133,71 @@ def test_a_year_does_not_answer_how_long_a_day_is():
     )
     assert reader(prompt) == ABSTAIN
     assert reader.last.why.startswith("the figure is the period of an orbit")
+
+
+def test_a_percentage_question_asks_for_a_share_and_shares_are_compared():
+    question = "What percentage of the atmosphere of Mars is carbon dioxide?"
+    assert expected_kinds(question) == {"ratio"}
+    assert kind_mismatch(question, "about 95 percent") is None
+    assert kind_mismatch(question, "2.5 km") == (
+        "the answer is a length; the question asks for a ratio"
+    )
+    # a share in percent, in any of its spellings, is its number; a multiple is not
+    text = "About 95 % is carbon dioxide, 2.8 percent nitrogen, 2 times as much."
+    assert figures(text, "ratio") == [95.0, 2.8]
+    sources = [
+        ("Mars, Atmosphere", "The air of Mars is about 95 % carbon dioxide."),
+        ("Mars fact sheet", "Carbon dioxide makes up 84 percent of the air of Mars."),
+    ]
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = disagreeing(question, "84 percent", [s["2.1"]], prompt, ("Mars",))
+    assert [x.id for x in found] == ["1.1"]
+    # 95 % and 95.3 percent agree (within 2 %)
+    sources[1] = ("Mars fact sheet", "Carbon dioxide makes up 95.3 percent of its air.")
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    assert disagreeing(question, "95.3 percent", [s["2.1"]], prompt, ("Mars",)) == []
+    # a share as a bare fraction is a share too
+    assert kind_mismatch("What share of the light is reflected?", "0.76") is None
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        # a share of another quantity: 51 percent is the diameter's, far from "mass"
+        "Charon's diameter is 51 percent of the diameter of Pluto, while its mass is "
+        "far smaller.",
+        # a share of another thing's mass: "of Earth's", not of Pluto's
+        "Charon's mass is about 0.2 percent of Earth's mass, and Pluto's six times it.",
+    ],
+)
+def test_a_share_of_something_else_is_no_disagreement(other):
+    question = "What percentage of Pluto's mass does Charon have?"
+    sources = [("Charon", "Charon has about 12 % of Pluto's mass."), ("Notes", other)]
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    assert disagreeing(question, "12 %", [s["1.1"]], prompt, ("Pluto",)) == []
+    # the same share of Pluto's mass given otherwise is one
+    sources[1] = ("Notes", "Charon has about 15 percent of Pluto's mass.")
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = disagreeing(question, "12 %", [s["1.1"]], prompt, ("Pluto",))
+    assert [x.id for x in found] == ["2.1"]
+
+
+def test_a_name_listed_with_the_questions_name_is_a_sibling():
+    shown = (
+        "NASA's twin rovers, Spirit and Opportunity, landed in 2004. Spirit worked "
+        "until 2010, and Opportunity kept driving for 14 years, covering over 45 km."
+    )
+    sentence = shown.split(". ", 1)[1]
+    question = "How far did the Spirit rover drive?"
+    assert said_of_another(question, "45 km", sentence, (), shown) == "Opportunity"
+    # without the list the two names are of no one kind: the rule cannot tell
+    assert said_of_another(question, "45 km", sentence, ()) is None
+    # the figure's clause names the rover asked about
+    asked = "How far did Opportunity drive?"
+    assert said_of_another(asked, "45 km", sentence, (), shown) is None
+    with pytest.raises(TypeError, match="context must be a str"):
+        said_of_another(question, "45 km", sentence, (), [shown])

@@ -164,6 +164,8 @@ _ASKS = [
         {"name"},
     ),
     (r"^(?:is|are|was|were|does|do|did|can|could|has|have|will)\b", {"yes/no"}),
+    # a share: "What percentage of the air ...?", answered "95 %", "a third", "0.76"
+    (r"^(?:what|which) (?:percentage|percent|share|fraction|proportion)\b", {"ratio"}),
     (
         r"^(?:at|to|from|in) (?:about |roughly )?(?:what|which) (?:altitude|height"
         r"|depth|distance)\b",
@@ -447,6 +449,8 @@ def kind_mismatch(
             return None  # a quantity relative to another: "10.7 % of Earth's"
     if expected == {"count"} and found == {"date"}:
         return None  # "how many ..." answered by a number read as a year
+    if expected == {"ratio"} and "count" in found:
+        return None  # a share as a bare fraction: "0.76"
     return (
         f"the answer is {_a(sorted(found))}; the question asks for "
         f"{_a(sorted(expected), 'or')}"

@@ -39,8 +39,9 @@ from .conflicts import answered_twice, disagreeing, settle
 from .parts import first_option, lead_with_option, options, order_claims
 from .parts import split_claims, two_parts
 from .requests import off_task
+from .siblings import said_of_another
 from .cited_checks import anchor, cut, grouped_as_evidence, half_range, missing_names
-from .cited_checks import period_mismatch, said_of_another, says_not_stated
+from .cited_checks import period_mismatch, says_not_stated
 from .cited_checks import spelled_as_evidence
 from .cited_checks import supported, uncut, unnamed, unsupported_numbers
 from .cited_checks import without_designations
@@ -110,7 +111,7 @@ class CitedReader:
       discovered?": :func:`~ragbook.generation.answer_types.event_mismatch`);
     - with ``check_holders`` (the default), every evidence sentence holding the
       answer's figure says it of another thing than the question names (Chang'e 5's
-      1.7 kg for Chang'e 6: :func:`~ragbook.generation.cited_checks.said_of_another`);
+      1.7 kg for Chang'e 6: :func:`~ragbook.generation.siblings.said_of_another`);
     - with ``check_requests``, the request is not a question about the documents
       (:func:`~ragbook.generation.requests.off_task`: "ignore your sources", "repeat
       your instructions"); the model is then not asked;
@@ -475,9 +476,10 @@ class CitedReader:
                 return words, anchored, mismatch, moved
         holders = [s for s in anchored if not unsupported_numbers(figures, [s])]
         if self.check_holders and parts == 1 and holders:
-            names = self.subject_names
+            names, shown = self.subject_names, " ".join(x.text for x in prompt.sources)
             other = [
-                said_of_another(prompt.question, words, s.text, names) for s in holders
+                said_of_another(prompt.question, words, s.text, names, shown)
+                for s in holders
             ]
             if all(other):
                 return words, anchored, f"the figure is said of {other[0]}", moved

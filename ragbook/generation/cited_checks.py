@@ -15,8 +15,6 @@ rests on:
   sentence that says most of it, when the model named a worse one;
 - :func:`supported`: whether the rendered answer passes the grounding checks
   (:mod:`ragbook.generation.verification`);
-- :func:`said_of_another`: the other thing a sentence says the answer's figure of
-  (Chang'e 5's 1.7 kg for Chang'e 6);
 - :func:`period_mismatch`: a year given for a day, or a day for a year;
 - :func:`spelled_as_evidence`: the answer's small numbers in the words its evidence
   spells them with ("2" as "two"), so that those checks find them.
@@ -31,6 +29,7 @@ from .answer_types import NUMBER_WORDS, SPELLED_NUMBER, caret_powers
 from .cited_prompt import MAX_CHARS, Sentence
 from .generators import is_refusal
 from .prompts import Prompt
+from .siblings import OPENERS
 from ..indexing.text import analyze
 from .verification import check_answer
 
@@ -49,7 +48,6 @@ __all__ = [
     "half_range",
     "spelled_as_evidence",
     "grouped_as_evidence",
-    "said_of_another",
     "period_mismatch",
 ]
 
@@ -246,7 +244,7 @@ def unsupported_numbers(words: str, evidence: list[Sentence]) -> list[str]:
     rocket."""
     texts = " ".join(s.text for s in evidence)
     designations = [
-        m for m in _DESIGNATION.finditer(words) if m[1].lower() not in _NOT_HOLDERS
+        m for m in _DESIGNATION.finditer(words) if m[1].lower() not in OPENERS
     ]
     not_given = [
         f"{m[1]} {m[2]}"
@@ -336,116 +334,6 @@ def grouped_as_evidence(words: str, sentences: list[Sentence]) -> str:
         return joined if joined in held else match.group()
 
     return re.sub(r"(?<![\d.,])(\d{1,3}), (\d{3}(?:,\d{3})*)(?![\d,]\d)", join, words)
-
-
-# where a clause begins, for the name a figure is said of: a semicolon or a colon, or
-# a comma before "and", "but", "while" or "whereas" ("..., and beyond its edge rises
-# Olympus Mons, ... about 22 km")
-_CLAUSE = re.compile(r"[;:]|,\s+(?:and|but|while|whereas)\s")
-# a name as a run of capitalised words, with the number of a designation: "Olympus
-# Mons", "Le Verrier", "Chang'e 5", "Venera 7"
-_RUN = re.compile(
-    r"\b[A-Z][\w'’-]*[a-z](?:\s+[A-Z][\w'’-]*[a-z])*(?:[ -]\d+(?![\d.,]))?"
-)
-# capitalised words that open a sentence without naming anything, and months
-_NOT_HOLDERS = set(
-    "the a an it its in on at by of for from with after before during this that these "
-    "those there he she they his her their some most all both each one along among "
-    "between beyond near since until when while where although because as like such "
-    "about around roughly nearly almost approximately over under only just up to "
-    "january february march april may june july august september october november "
-    "december".split()
-)
-# words beside a name that say nothing of its kind
-_PLAIN = set(
-    "the a an it its in on at by of for from with to and or but is are was were has "
-    "have had does do did how what which who when whose s this that".split()
-)
-
-
-def _beside(text: str, start: int, end: int) -> set[str]:
-    """The lowercased words just before and just after ``text[start:end]``, but plain
-    ones, and the last word of a name of several: "ring" for "the Adams ring",
-    "crater" for "the crater Tycho", "mons" for "Olympus Mons"."""
-    before = re.findall(r"[\w'’-]+", text[:start])[-1:]
-    after = re.findall(r"[\w'’-]+", text[end:])[:1]
-    last = text[start:end].split()[-1:] if " " in text[start:end].strip() else []
-    words = {w.lower() for w in before + after + last if not w[0].isdigit()}
-    return words - _PLAIN
-
-
-def _names(text: str, skip_first: bool = False) -> list[tuple[str, set[str]]]:
-    """The names of ``text`` (runs of capitalised words, split after a possessive,
-    without the openers and months of :data:`_NOT_HOLDERS`), each with its kind: the
-    words beside it (:func:`_beside`) and, for a designation, its base ("#Venera"
-    for "Venera 7")."""
-    found = []
-    for run in _RUN.finditer(text):
-        if skip_first and run.start() == 0:
-            continue
-        start = run.start()
-        for piece in re.split(r"(?<=['’]s)\s+", run.group()):
-            end = start + len(piece)
-            words = piece.split()
-            while words and words[0].lower() in _NOT_HOLDERS:
-                start += len(words[0]) + 1
-                words = words[1:]
-            name = re.sub(r"['’]s$", "", " ".join(words))
-            if name and not name[0].isdigit():
-                base = re.sub(r"[ -]\d+$", "", name)
-                kind = _beside(text, start, start + len(name))
-                found.append((name, kind | ({f"#{base}"} if base != name else set())))
-            start = end + 1
-    return found
-
-
-def said_of_another(
-    question: str, words: str, sentence: str, exempt: tuple[str, ...] = ()
-) -> str | None:
-    """The name of a sibling of the thing the question asks about, when ``sentence``
-    says the answer's figure of that sibling; else None.
-
-    The figure is said of the names of its clause before it: "Chang'e 5 returned
-    about 1.7 kg ..., and in June 2024 Chang'e 6 brought back ..." says 1.7 kg of
-    Chang'e 5; "...; the Le Verrier ring, at about 53,200 km; the Lassell ring ..."
-    says 53,200 km of the Le Verrier ring. A sibling is a name of the same kind as a
-    name of the question that the clause leaves out: the same designation with another
-    number (Venera 7 for Venera 9), or a name with the same word beside it (the Le
-    Verrier *ring* for the Lassell *ring*, Olympus *Mons* for Arsia *Mons*). The
-    ``exempt`` names (the articles' subjects) are never missing. A clause that names
-    nothing ("It is about 939 km in diameter"), or names a thing of another kind (a
-    helicopter's mass for a rover's), passes: the rule cannot tell what it is said
-    of."""
-    numbers = [n.replace(",", "") for n in _NUMBER.findall(caret_powers(words))]
-    if not numbers or re.search(rf"[A-Za-z][ -]{re.escape(numbers[0])}\b", words):
-        return None  # no figure, or a designation's number ("Luna 16")
-    sentence = caret_powers(sentence)
-    at = next(
-        (
-            m.start()
-            for m in _NUMBER.finditer(sentence)
-            if m.group().replace(",", "") == numbers[0]
-        ),
-        None,
-    )
-    if at is None:
-        return None
-    starts = [m.end() for m in _CLAUSE.finditer(sentence[:at])]
-    clause = sentence[starts[-1] if starts else 0 : at]
-    exempt = {e.lower() for e in exempt}
-    asked = {name for name, _ in _names(question, skip_first=True)}
-    kinds = {  # the question's names the clause leaves out, with their kinds
-        name: kind
-        for name, kind in _names(question, skip_first=True)
-        if re.sub(r"[ -]\d+$", "", name).lower() not in exempt
-        and not re.search(rf"\b{re.escape(name)}\b".replace(r"\ ", "[ -]"), clause)
-    }
-    for name, mine in _names(clause):
-        if name.lower() in exempt or name in asked:
-            continue
-        if any(mine & kind for kind in kinds.values()):
-            return name
-    return None
 
 
 # a question that asks how long a day (a turn on the axis) or a year or an orbit lasts

@@ -50,7 +50,7 @@ import re
 from .. import validate
 from .answer_types import QUANTITIES, asked_event, expected_kinds, names_in
 from .cited_prompt import Sentence, numbered_sentences, quote
-from .figures import YEAR, agree, figure_value, figures, without_figures
+from .figures import PERCENT, YEAR, agree, figure_value, figures, without_figures
 from .prompts import Prompt
 from ..corpus.orgdocs import label_date
 from ..indexing.text import analyze
@@ -157,6 +157,26 @@ def _counted(text: str, asked: set[str]) -> list[float]:
         if figures(token, "count") and not YEAR.fullmatch(token):
             if {_stem(w.strip(".,").lower()) for w in words[i + 1 : i + 4]} & asked:
                 found.append(figure_value(token))
+    return found
+
+
+def _shares(text: str, asked: set[str], question: str) -> list[float]:
+    """The shares in percent of ``text`` that are shares of what is asked about: an
+    asked term, not a name, within five words of the figure and in its clause ("95
+    percent carbon dioxide"; not "95 percent of Earth's, and a mass ..."), and no name
+    after "of" that the question does not name ("0.2 percent of Earth's mass" is no
+    share of Pluto's mass)."""
+    found = []
+    for match in PERCENT.finditer(text):
+        clause = re.split(r"[,;:]\s", text[: match.start()])[-1]
+        before = re.findall(r"[\w'’-]+", clause)[-5:]
+        clause = re.split(r"[,;:]\s", text[match.end() :])[0]
+        after = re.findall(r"[\w'’-]+", clause)[:5]
+        base = re.match(r"\s*of (?:the )?([A-Z][\w'’-]*)", text[match.end() :])
+        if base and re.sub(r"['’]s$", "", base.group(1)) not in question:
+            continue
+        if _terms(" ".join(w for w in before + after if w.islower())) & asked:
+            found.append(float(match.group(1)))
     return found
 
 
@@ -274,7 +294,13 @@ def disagreeing(
                 continue
             every = _read(sentence.text, kind, question)
             # "128 new moons ... to 274" agrees, by its 274
-            values = _counted(sentence.text, asked) if kind == "count" else every
+            values = (
+                _counted(sentence.text, asked)
+                if kind == "count"
+                else _shares(sentence.text, asked, question)
+                if kind == "ratio"
+                else every
+            )
             if (
                 values
                 and _differs(every + values, known, kind)

@@ -1,5 +1,6 @@
 """Figures read from text (chapter 15): a quantity with its unit in one unit for its
-kind (km, days, kg, °C, km/s), a year, a count; and when two figures agree.
+kind (km, days, kg, °C, km/s), a year, a share in percent, a count; and when two
+figures agree.
 
 A figure is read as a reader of the sentence would: ``6.4 billion years`` is 6.4e9 x
 365.25 days, ``4.87 × 10^24 kg`` is 4.87e24 kg, ``40 K`` is -233.15 °C, and ``88``
@@ -21,7 +22,15 @@ from .answer_types import (
     caret_powers,
 )
 
-__all__ = ["TOLERANCE", "YEAR", "agree", "figure_value", "figures", "without_figures"]
+__all__ = [
+    "PERCENT",
+    "TOLERANCE",
+    "YEAR",
+    "agree",
+    "figure_value",
+    "figures",
+    "without_figures",
+]
 
 TOLERANCE = 0.02  # two figures within 2 % of each other agree
 
@@ -30,6 +39,8 @@ _FIGURE = re.compile(
     r"(?<![\w.])[-−]?(\d[\d,]*(?:\.\d+)?)(?!\.\d)|" + SPELLED_NUMBER.pattern, re.I
 )
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+# a share in percent: "95 %", "about 95.3 percent", "0.13 per cent"
+PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)", re.I)
 
 
 def figure_value(text: str) -> float:
@@ -128,9 +139,12 @@ def _scale(unit: str, kind: str) -> float:
 def figures(text: str, kind: str) -> list[float]:
     """The figures of ``kind`` in ``text``: a length, duration, mass, temperature or
     speed with its unit, in one unit for its kind (km, days, kg, °C, km/s; scale words
-    applied: ``6.4 billion years`` is 6.4e9 x 365.25 days), a year for a date, and for
-    a count every number or number word that is not a year and has no unit."""
+    applied: ``6.4 billion years`` is 6.4e9 x 365.25 days), a year for a date, a share
+    in percent for a ratio (``95 %`` is 95), and for a count every number or number
+    word that is not a year and has no unit."""
     text = validate.text(text, "text")
+    if kind == "ratio":
+        return [float(m.group(1)) for m in PERCENT.finditer(text)]
     if kind in QUANTITIES:
         return [_in_unit(m.group(), kind) for m in QUANTITIES[kind].finditer(text)]
     if kind == "date":
@@ -146,6 +160,8 @@ def figures(text: str, kind: str) -> list[float]:
 
 def without_figures(text: str, kind: str) -> str:
     """The text with its figures of ``kind``, units and all, taken out."""
+    if kind == "ratio":
+        return PERCENT.sub(" ", text)
     if kind in QUANTITIES:
         return QUANTITIES[kind].sub(" ", text)
     return _FIGURE.sub(" ", YEAR.sub(" ", text))

@@ -228,7 +228,6 @@ def split_claims(claims: list) -> list:
     two clauses that each hold a figure, each clause is a claim of its own, to be
     checked on its own, with the evidence sentences that hold its numbers (all of them
     when none does). Unchanged otherwise."""
-
     distinct = {claim[0].strip(" .") for claim in claims}
     if len(distinct) != 1 or len(claims) not in (1, 2):
         return list(claims)
