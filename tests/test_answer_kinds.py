@@ -39,7 +39,12 @@ from ragbook.generation.cited_prompt import (
     evidence_grammar,
     parse_claims,
 )
-from ragbook.generation.conflicts import answered_twice, corrected, disagreeing
+from ragbook.generation.conflicts import (
+    answered_twice,
+    attribute_terms,
+    corrected,
+    disagreeing,
+)
 from ragbook.generation.figures import figures
 from ragbook.generation.generators import ABSTAIN
 from ragbook.generation.parts import (
@@ -1201,3 +1206,97 @@ def test_a_name_listed_with_the_questions_name_is_a_sibling():
     assert said_of_another(asked, "45 km", sentence, (), shown) is None
     with pytest.raises(TypeError, match="context must be a str"):
         said_of_another(question, "45 km", sentence, (), [shown])
+
+
+def test_a_month_or_a_date_asked_for_is_a_date():
+    for question in (
+        "In what month and year did Chang'e 4 land?",
+        "On what date was Pioneer 11 launched?",
+        "Which year saw the first landing?",
+    ):
+        assert expected_kinds(question) == {"date"}, question
+    assert kind_mismatch("On what date was Pioneer 11 launched?", "4.6 km") == (
+        "the answer is a length; the question asks for a date"
+    )
+    # "month" and "year" ask; they are not what is asked about
+    assert "year" in attribute_terms("How long is a year on Mars?", ["Mars"])
+    assert attribute_terms("In what month and year did Venera 7 land?", []) == {
+        "venera",
+        "land",
+    }
+
+
+def test_a_sentence_in_the_evidences_words_with_another_figure_disagrees():
+    # the other side says the same thing in the same words (half of them or more),
+    # so it need not hold as much of the question as the evidence: "China's" owns
+    # Chang'e 4 and is no name the other side must give
+    question = (
+        "In what month and year did China's Chang'e 4 land on the Moon's far side?"
+    )
+    sources = [
+        (
+            "Landings, a timeline",
+            "December 2013: China's Chang'e 3 sets down. November 2017: Chang'e 4 "
+            "makes the first landing on the far side of the Moon.",
+        ),
+        (
+            "The Moon",
+            "In January 2019 Chang'e 4 made the first landing on the far side.",
+        ),
+    ]
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    found = disagreeing(question, "November 2017", [s["1.2"]], prompt, ("Moon",))
+    assert [x.id for x in found] == ["2.1"]
+    # in few of the evidence's words it must say as much of the question as it does
+    sources[1] = ("The Moon", "Chang'e 4 has worked on the Moon since 2019.")
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    assert disagreeing(question, "November 2017", [s["1.2"]], prompt, ("Moon",)) == []
+
+
+def test_a_subject_said_to_be_found_by_someone_else_disagrees():
+    question = "Who discovered Ceres?"
+    sources = [
+        (
+            "Ceres notes",
+            "It was discovered by Barnaba Oriani at the Brera Observatory.",
+        ),
+        (
+            "Ceres",
+            "Ceres was discovered by Giuseppe Piazzi at the Palermo Observatory, and "
+            "Pallas was discovered by Heinrich Olbers.",
+        ),
+    ]
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    # the clause opens with the subject and names the discovery and someone else;
+    # the places both name ("Observatory") do not make them agree
+    found = disagreeing(question, "Barnaba Oriani", [s["1.1"]], prompt, ("Ceres",))
+    assert [x.id for x in found] == ["2.1"]
+    assert (
+        disagreeing(question, "Giuseppe Piazzi", [s["2.1"]], prompt, ("Ceres",)) == []
+    )
+    # a subject named in passing is named with too many events
+    sources[1] = ("Ceres", "Near Ceres, Pallas was discovered by Heinrich Olbers.")
+    prompt = build_prompt(question, sources)
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    assert disagreeing(question, "Barnaba Oriani", [s["1.1"]], prompt, ("Ceres",)) == []
+
+
+def test_the_sentence_just_before_the_evidence_can_disagree_in_other_words():
+    question = "How hot is the thermosphere of Uranus?"
+    true = "Above it lies a hot thermosphere, at roughly 800 K by day."
+    fix = (
+        "A fresh look at the data shows that outermost layer to be hotter, at 1,150 K."
+    )
+    prompt = build_prompt(question, [("Uranus, Atmosphere", f"{true} {fix}")])
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    # "that outermost layer" is the thermosphere: the two share no word but "hot"
+    found = disagreeing(question, "1,150 K", [s["1.2"]], prompt, ("Uranus",))
+    assert [x.id for x in found] == ["1.1"]
+    # elsewhere, so few shared words say nothing of what the figure is of
+    apart = f"{true} Its clouds are made of methane ice. {fix}"
+    prompt = build_prompt(question, [("Uranus, Atmosphere", apart)])
+    s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
+    assert disagreeing(question, "1,150 K", [s["1.3"]], prompt, ("Uranus",)) == []

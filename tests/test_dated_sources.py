@@ -1,7 +1,7 @@
 """Dated documents in the tool (ragbook.corpus.orgdocs.read_current_folder): the
 current version of each document, the access levels a reader holds, the version and
 date in each source's label; and the cited reader settling a disagreement between
-dated sources by the newer (ragbook.generation.conflicts.newest), with a stand-in
+dated sources by the newer (ragbook.generation.dated.newest), with a stand-in
 model whose reply is set by hand."""
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from ragbook.corpus.orgdocs import (
     read_current_folder,
 )
 from ragbook.generation.cited import CitedReader
-from ragbook.generation.conflicts import DISAGREE, OLDER
+from ragbook.generation.conflicts import DISAGREE
+from ragbook.generation.dated import OLDER
 from ragbook.generation.verification import check_answer
 from ragbook.generation.prompts import build_prompt
 from test_cited import StandIn

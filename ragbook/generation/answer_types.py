@@ -155,7 +155,7 @@ _ASKS = [
         r"^how (?:far|deep|wide|tall|high|thick|close|near)\b|^how big across\b",
         {"length"},
     ),
-    (r"^(?:when|what year|in (?:what|which) years?|which years?)\b", {"date"}),
+    (r"^(?:when|(?:in |on )?(?:what|which) (?:years?|month|date))\b", {"date"}),
     (r"^(?:who|whom|whose)\b", {"name"}),
     (
         r"^(?:what|which) (?:spacecraft|probe|mission|astronomer|scientist|person"
@@ -381,7 +381,8 @@ _EVENTS = {
     ),
 }
 _WHEN_OR_WHO = re.compile(
-    r"^(?:when|who|whom|whose|what year|in (?:what|which) years?|which years?)\b", re.I
+    r"^(?:when|who|whom|whose|(?:in |on )?(?:what|which) (?:years?|month|date))\b",
+    re.I,
 )
 
 

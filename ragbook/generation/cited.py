@@ -35,7 +35,8 @@ from typing import Callable
 
 from .. import validate
 from .answer_types import event_mismatch, kind_mismatch
-from .conflicts import answered_twice, disagreeing, settle
+from .conflicts import answered_twice, disagreeing
+from .dated import settle
 from .parts import first_option, lead_with_option, options, order_claims
 from .parts import split_claims, two_parts
 from .requests import off_task
@@ -145,7 +146,7 @@ class CitedReader:
     an answer whose two claims answer the same question differently
     (:func:`~ragbook.generation.conflicts.answered_twice`); where both sides are
     dated, the answer follows the newer and quotes the older after "Older source:"
-    (:func:`~ragbook.generation.conflicts.settle`).
+    (:func:`~ragbook.generation.dated.settle`).
 
     With ``closed_book`` (the default), the same request also reads the answer's
     probability without the sources, for the ``lift`` score; without it the lift is

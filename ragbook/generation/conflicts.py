@@ -33,14 +33,13 @@ where a name is asked for (:func:`corrected`; "corrected this attribution").
 A person is compared by name, and only in a clause that names the event the question
 asks about and the thing it is about, besides the article's subject: "Gerard Kuiper
 discovered Miranda in 1948" disagrees with an answer "Seth Nicholson" to "Which
-astronomer discovered Miranda?". "Who discovered Pluto?" is compared with nothing but
-corrections: too many discoveries are told of Pluto's system for its name alone to say
-which one is meant.
+astronomer discovered Miranda?". "Who discovered Pluto?" is compared only with a
+clause that opens with the subject ("Pluto was discovered by ..."): too many
+discoveries are told of Pluto's system for its name anywhere to say which one is
+meant.
 
-Where every source on both sides is dated (an organisation's documents carry a version
-and a date, which the tool puts in their labels), the disagreement has a rule for
-settling it: the newer source is preferred (:func:`newest`, :func:`settle`), and the
-answer says that it was.
+Where every source on both sides is dated, the newer one settles the disagreement
+(:mod:`~ragbook.generation.dated`).
 """
 
 from __future__ import annotations
@@ -49,28 +48,25 @@ import re
 
 from .. import validate
 from .answer_types import QUANTITIES, asked_event, expected_kinds, names_in
-from .cited_prompt import Sentence, numbered_sentences, quote
+from .cited_prompt import Sentence, numbered_sentences
 from .figures import PERCENT, YEAR, agree, figure_value, figures, without_figures
 from .prompts import Prompt
-from ..corpus.orgdocs import label_date
 from ..indexing.text import analyze
 
 __all__ = [
     "CORRECTS",
     "DISAGREE",
-    "OLDER",
+    "SAME",
     "SHARED",
     "answered_twice",
     "attribute_terms",
     "corrected",
     "disagreeing",
-    "newest",
-    "settle",
 ]
 
 DISAGREE = "The sources disagree:"  # how an answer says so, before the other side
-OLDER = "Older source:"  # before the other side, when the answer follows the newer
 SHARED = 0.25  # the share of the evidence's words a disagreeing sentence must hold
+SAME = 0.5  # ... and the share by which it says what the evidence says
 # the words by which a sentence says that it corrects an earlier figure
 CORRECTS = re.compile(
     r"\b(?:revis|correct(?!ly\b)|updat|amend|supersed|re-?analys)\w*"
@@ -133,17 +129,22 @@ _ASKING = set(
     "heavy massive across number far times".split()
 )
 _ASKING_STEMS = {_stem(word) for word in _ASKING}
+# the words by which a question asks for a date ("In what month and year ...?")
+_DATE_ASKING = {_stem(word) for word in ("year", "month", "date")}
 
 
 def attribute_terms(question: str, names: list[str]) -> set[str]:
     """The terms of the question that say what is asked about ("moons" in "How many
     moons does Mars have?"): its analysed terms less the names and the words of
-    asking ("many", "long")."""
+    asking ("many", "long"; "month" and "year" where it asks for a date)."""
     named = {_stem(t) for n in names for t in analyze(n)}
+    asking = _ASKING_STEMS | (
+        _DATE_ASKING if expected_kinds(question) == {"date"} else set()
+    )
     return {
         term
         for term in map(_stem, analyze(question))
-        if term not in named and term not in _ASKING_STEMS and not term.isdigit()
+        if term not in named and term not in asking and not term.isdigit()
     }
 
 
@@ -236,10 +237,12 @@ def disagreeing(
     (:func:`~ragbook.generation.answer_types.expected_kinds`; a count only when
     followed by a word of the question, as in "ten moons"), and none of its figures
     agrees with the answer's or the evidence's; and it holds at least half of the
-    :func:`attribute_terms` of the question, and no fewer than the evidence holds,
-    counting its source's label and the sentence before it (not when that is
-    evidence) and leaving out its figures' units; and it holds at
-    least :data:`SHARED` of the words of an evidence sentence (figures left out). A
+    :func:`attribute_terms` of the question, and no fewer than the evidence holds
+    unless it holds :data:`SAME` of an evidence sentence's words (then it says the
+    same thing), counting its source's label and the sentence before it (not when
+    that is evidence) and leaving out its figures' units; and it holds at least
+    :data:`SHARED` of the words of an evidence sentence (figures left out), or stands
+    just before one (which may speak of it in words of its own: "that layer"). A
     question asking for a person compares names instead, clause by clause
     (:func:`_names_another`). The sentences an evidence sentence says it corrects are
     added (:func:`corrected`)."""
@@ -266,10 +269,10 @@ def disagreeing(
     # the question's other names ("Galileo" in "When did the Galileo spacecraft
     # arrive at Jupiter?"): what a sentence about the same thing names too
     subject_words = {w.lower() for n in named for w in n.split()}
+    # with a designation's number ("Apollo 11"), but an owner ("China's Chang'e 4")
+    owned = r"(?<!^)\b[A-Z][A-Za-z]+\b(?:[ -]\d+\b)?(?!['’]s [A-Z])"
     others = {
-        w
-        for w in re.findall(r"(?<!^)\b[A-Z][A-Za-z]+", question.strip())
-        if w.lower() not in subject_words
+        w for w in re.findall(owned, question.strip()) if w.lower() not in subject_words
     }
     found = []
     for kind in kinds:
@@ -286,11 +289,16 @@ def disagreeing(
             if named and not any(re.search(rf"\b{re.escape(n)}", about) for n in named):
                 continue
             if kind == "name":  # a person, read clause by clause
-                if _names_another(sentence.text, others, known, question):
+                # the subject alone: the names of the answer, not of its evidence's
+                # every place and instrument ("the Brera Observatory")
+                theirs = known if others else answer
+                if _names_another(sentence.text, others, theirs, question, named):
                     found.append(sentence)
                 continue
             context = f"{_before(sentence, prompt, cited)} {sentence.text}"
-            if not all(re.search(rf"\b{w}", context) for w in others):
+            source, n = sentence.id.split(".")  # just before an evidence sentence
+            right_before = f"{source}.{int(n) + 1}" in cited
+            if not all(re.search(rf"\b{w}(?!\d)", context) for w in others):
                 continue
             every = _read(sentence.text, kind, question)
             # "128 new moons ... to 274" agrees, by its 274
@@ -304,8 +312,12 @@ def disagreeing(
             if (
                 values
                 and _differs(every + values, known, kind)
-                and _covered(asked, sentence, prompt, kind, cited) >= bar
-                and _shared(sentence, evidence, kind) >= SHARED
+                and (
+                    (shared := _shared(sentence, evidence, kind)) >= SHARED
+                    or right_before
+                )
+                and _covered(asked, sentence, prompt, kind, cited)
+                >= (0.5 if shared >= SAME else bar)
             ):
                 found.append(sentence)
     for sentence in corrected(words, evidence, prompt, kinds, question):
@@ -338,19 +350,28 @@ def _differs(theirs: list, known: list, kind: str) -> bool:
     return bool(theirs) and not any(agree(v, k, kind) for v in theirs for k in known)
 
 
-def _names_another(text: str, others: set[str], known: list, question: str) -> bool:
+def _names_another(
+    text: str, others: set[str], known: list, question: str, subjects: list[str]
+) -> bool:
     """Whether a clause of ``text`` names the event the question asks about
-    (:func:`~ragbook.generation.answer_types.asked_event`) and each of the question's
-    ``others`` names (at least one: the subject alone, "Pluto", is named with too
-    many events), and names someone no ``known`` name names: "Gerard Kuiper
-    discovered Miranda in 1948" where the answer is "Seth Nicholson". A list of
-    discoveries is read one clause at a time."""
+    (:func:`~ragbook.generation.answer_types.asked_event`) and someone no ``known``
+    name names: "Gerard Kuiper discovered Miranda in 1948" where the answer is "Seth
+    Nicholson". The clause names each of the question's ``others`` names or, where
+    the question names its subject alone, opens with one of its ``subjects`` ("Ceres
+    was discovered by ..."; a subject named anywhere, "Pluto's moon Charon was
+    discovered by ...", is named with too many events). A list of discoveries is
+    read one clause at a time."""
     event = asked_event(question)
-    if not others or event is None:
+    if event is None or not (others or subjects):
         return False
+    opens = "|".join(re.escape(s) for s in subjects)
     for clause in re.split(r"[;,]\s*|\s+and\s+", text):
         if (
-            all(re.search(rf"\b{w}\b", clause) for w in others)
+            (
+                all(re.search(rf"\b{w}\b", clause) for w in others)
+                if others
+                else re.match(rf"(?:The )?(?:{opens}) (?:was|were|is)\b", clause)
+            )
             and re.search(rf"\b(?:{event[1]})\b", clause, re.I)
             and _differs(_read(clause, "name", question), known, "name")
         ):
@@ -436,44 +457,3 @@ def answered_twice(question: str, claims: list, prompt: Prompt) -> list[Sentence
     if not any(all(said) and not said[0] & said[1] for said in (names, numbers)):
         return []  # nothing said twice otherwise ("Hall" and "Hall in 1877" agree)
     return [s for s in claims[1][1] if s not in claims[0][1]]
-
-
-def newest(sentences: list[Sentence], prompt: Prompt):
-    """The sentence of the newest source among ``sentences`` and the date of each
-    sentence's source, (sentence, dates), when every source is dated (a label that
-    names a version and a date; :func:`~ragbook.corpus.orgdocs.label_date`) and one
-    date is later than all the others; else None: undated sources, or two sources of
-    the newest date, leave the disagreement to the reader of the answer."""
-    dates = [label_date(prompt.sources[s.source - 1].label) for s in sentences]
-    if not sentences or None in dates:
-        return None
-    latest = max(dates)
-    if dates.count(latest) > 1:
-        return None
-    return sentences[dates.index(latest)], dates
-
-
-def settle(
-    answer: str, evidence: tuple[Sentence, ...], against: list[Sentence], prompt
-) -> tuple[str, tuple[Sentence, ...], list[Sentence], str]:
-    """An answer, its evidence and the sentences that disagree with it, with the note
-    that says so: (answer, evidence, the other side, the date the answer follows or
-    ``""``).
-
-    When the sources of the first evidence sentence and of every sentence against it
-    are dated and one is the newest (:func:`newest`), the answer follows that one
-    (quoted, when it was against the model's evidence) and quotes each older side
-    after :data:`OLDER`; else the sentences against it are quoted after
-    :data:`DISAGREE`. The dates are in the sources' labels, not in the answer, so that
-    the grounding checks read the answer against the sources' texts as they read any
-    other."""
-    settled = newest([evidence[0], *against], prompt)
-    if not settled:
-        notes = " ".join(quote(s) for s in against)
-        return f"{answer} {DISAGREE} {notes}", evidence, against, ""
-    chosen, dates = settled
-    older = [s for s in [evidence[0], *against] if s != chosen]
-    if chosen != evidence[0]:  # the model's evidence is the older side
-        answer, evidence = quote(chosen), (chosen,)
-    notes = " ".join(f"{OLDER} {quote(s)}" for s in older)
-    return f"{answer} {notes}", evidence, older, max(dates).isoformat()
