@@ -1300,3 +1300,26 @@ def test_the_sentence_just_before_the_evidence_can_disagree_in_other_words():
     prompt = build_prompt(question, [("Uranus, Atmosphere", apart)])
     s = {x.id: x for x in CitedReader(StandIn("")).shown(prompt)}
     assert disagreeing(question, "1,150 K", [s["1.3"]], prompt, ("Uranus",)) == []
+
+
+def test_a_figure_of_the_thing_the_sentence_before_is_about_is_not_the_answer():
+    shown = (
+        "Titan is by far the largest of Saturn's moons. With a diameter of about "
+        "5,150 km, it is larger than Mercury.\nHyperion tumbles, unlike Titan."
+    )
+    sentence = "With a diameter of about 5,150 km, it is larger than Mercury."
+    question = "What is the diameter of Saturn's moon Hyperion?"
+    assert said_of_another(question, "5,150 km", sentence, ("Saturn",), shown) == (
+        "Titan"
+    )
+    # the question asks about the name that opens the sentence before
+    titan = "What is the diameter of Saturn's moon Titan?"
+    assert said_of_another(titan, "5,150 km", sentence, ("Saturn",), shown) is None
+    # a word that only opens sentences names nothing ("No", "Much")
+    shown = "No crater is deeper. " + sentence + "\nIt tumbles, unlike Titan."
+    assert said_of_another(question, "5,150 km", sentence, ("Saturn",), shown) is None
+    # the noun of an apposition is a kind: the Cassini Division is a gap
+    rings = "The A ring is separated from the B ring by the Cassini Division, a gap "
+    rings += "roughly 4,700 km wide."
+    encke = "How wide is the Encke Gap in Saturn's A ring?"
+    assert said_of_another(encke, "4,700 km", rings, ("Saturn",)) == "Cassini Division"

@@ -477,7 +477,7 @@ class CitedReader:
                 return words, anchored, mismatch, moved
         holders = [s for s in anchored if not unsupported_numbers(figures, [s])]
         if self.check_holders and parts == 1 and holders:
-            names, shown = self.subject_names, " ".join(x.text for x in prompt.sources)
+            names, shown = self.subject_names, "\n".join(x.text for x in prompt.sources)
             other = [
                 said_of_another(prompt.question, words, s.text, names, shown)
                 for s in holders

@@ -47,9 +47,11 @@ _PLAIN = set(
 def _beside(text: str, start: int, end: int) -> set[str]:
     """The lowercased words just before and just after ``text[start:end]``, but plain
     ones, and the last word of a name of several: "ring" for "the Adams ring",
-    "crater" for "the crater Tycho", "mons" for "Olympus Mons"."""
+    "crater" for "the crater Tycho", "mons" for "Olympus Mons"; and the noun of an
+    apposition: "gap" for "the Cassini Division, a gap ..."."""
     before = re.findall(r"[\w'’-]+", text[:start])[-1:]
     after = re.findall(r"[\w'’-]+", text[end:])[:1]
+    after += re.findall(r"^,\s+(?:a|an|the)\s+([a-z][\w'’-]*)", text[end:])
     last = text[start:end].split()[-1:] if " " in text[start:end].strip() else []
     words = {w.lower() for w in before + after + last if not w[0].isdigit()}
     return words - _PLAIN
@@ -98,10 +100,14 @@ def said_of_another(
     number (Venera 7 for Venera 9), or a name with the same word beside it (the Le
     Verrier *ring* for the Lassell *ring*, Olympus *Mons* for Arsia *Mons*), or a
     name that the ``context`` lists with it ("the twin rovers, Spirit and
-    Opportunity": Opportunity for Spirit). The ``exempt`` names (the articles'
-    subjects) are never missing. A clause that names nothing ("It is about 939 km in
-    diameter"), or names a thing of another kind (a helicopter's mass for a rover's),
-    passes: the rule cannot tell what it is said of."""
+    Opportunity": Opportunity for Spirit). A clause that names nothing else says the
+    figure of the name that opens the sentence before (``context`` holds the
+    sources, one to a line), when the sentence names none of the question's names
+    but the ``exempt`` ones. The ``exempt`` names (the articles' subjects) are
+    never missing. A clause that names nothing after a sentence that opens with no
+    name ("It is about 939 km in diameter"), or names a thing of another kind (a
+    helicopter's mass for a rover's), passes: the rule cannot tell what it is said
+    of."""
     question, words = validate.text(question, "question"), validate.text(words, "words")
     sentence, context = (
         validate.text(sentence, "sentence"),
@@ -133,12 +139,34 @@ def said_of_another(
         and not re.search(rf"\b{re.escape(name)}\b".replace(r"\ ", "[ -]"), clause)
     }
     listed = {other for name in kinds for other in _listed_with(name, context)}
+    named = [n for n, _ in _names(clause) if n.lower() not in exempt]
+    absent = [n for n in kinds if not re.search(rf"\b{re.escape(n)}\b", sentence)]
+    if not named and kinds and len(absent) == len(kinds):  # "it is ...": the
+        # subject of the sentence before, when it is none of the question's names
+        subject = _subject_before(sentence, context)
+        if subject and subject.lower() not in exempt and subject not in asked:
+            return subject
     for name, mine in _names(clause):
         if name.lower() in exempt or name in asked:
             continue
         if any(mine & kind for kind in kinds.values()) or name in listed:
             return name
     return None
+
+
+def _subject_before(sentence: str, context: str) -> str | None:
+    """The name that opens the sentence before ``sentence`` in ``context`` (sources
+    one to a line), or None: "Titan" for "With a diameter of about 5,150 km, it is
+    ..." after "Titan is by far the largest of Saturn's moons."."""
+    at = context.find(sentence)
+    before = context[:at].rsplit("\n", 1)[-1].strip() if at > 0 else ""
+    previous = re.split(r"(?<=[.!?])\s+(?=[A-Z])", before)[-1] if before else ""
+    names = _names(previous)
+    if not names or not previous.startswith(names[0][0]):
+        return None
+    # a name is capitalised inside a sentence too; "No", "Much" only open one
+    inside = rf"[\w,;:]\s+{re.escape(names[0][0])}\b"
+    return names[0][0] if re.search(inside, context) else None
 
 
 _LISTED = r"[A-Z][\w'’-]*[a-z](?:[ -]\d+)?"
