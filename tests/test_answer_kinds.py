@@ -136,6 +136,9 @@ def test_questions_in_two_parts():
     )
     assert not two_parts("How many moons does Mars have?")
     assert not two_parts("What is the average distance between the Moon and Earth?")
+    # a way past two places asks one thing; two places asked about are two parts
+    assert not two_parts("What rocket launched Mariner 10 towards Venus and Mercury?")
+    assert two_parts("How far are Venus and Mercury from the Sun?")
     assert options("Where would you weigh more, on Mars or on the Moon?") == (
         "Mars",
         "Moon",

@@ -51,9 +51,9 @@ _TWO = [
         r" and (?:on|of|for|in"
         r"|at|to|around|by) (?:the )?[A-Z][\w'’-]+"
     ),
-    re.compile(
-        r"(?<!between )(?<!between the )\b[A-Z][\w'’-]+ and (?:the )?[A-Z][\w'’-]+\b"
-        r"(?! [A-Z])"
+    re.compile(  # not a way ("towards Venus and Mercury") or a span between two
+        r"(?<!between )(?<!between the )(?<!towards )(?<!toward )(?<!past )"
+        r"\b[A-Z][\w'’-]+ and (?:the )?[A-Z][\w'’-]+\b(?! [A-Z])"
     ),
 ]
 
