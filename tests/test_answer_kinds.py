@@ -1211,6 +1211,13 @@ def test_a_name_listed_with_the_questions_name_is_a_sibling():
         said_of_another(question, "45 km", sentence, (), [shown])
 
 
+def test_a_name_asked_for_is_a_name():
+    assert expected_kinds("What is the name of the largest corona on Venus?") == {
+        "name"
+    }
+    assert kind_mismatch("What is the name of the largest corona?", "about 2,600 km")
+
+
 def test_a_month_or_a_date_asked_for_is_a_date():
     for question in (
         "In what month and year did Chang'e 4 land?",

@@ -160,7 +160,8 @@ _ASKS = [
     (
         r"^(?:what|which) (?:spacecraft|probe|mission|astronomer|scientist|person"
         r"|orbiter|lander|rover|telescope|moon|planet|crater|observatory|agency"
-        r"|instrument|camera|spectrometer|radar|team|university|institution)\b",
+        r"|instrument|camera|spectrometer|radar|team|university|institution)\b"
+        r"|^what (?:is|was|are|were) the names? of\b",
         {"name"},
     ),
     (r"^(?:is|are|was|were|does|do|did|can|could|has|have|will)\b", {"yes/no"}),
