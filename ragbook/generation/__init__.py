@@ -18,9 +18,7 @@
   kind of answer a question asks for and the kind an answer is;
   :mod:`~ragbook.generation.parts`, questions in two parts and comparisons;
   :mod:`~ragbook.generation.figures`, figures read in one unit for their kind;
-  :mod:`~ragbook.generation.siblings`, the neighbour a sentence says a figure of;
-  :mod:`~ragbook.generation.conflicts`, sources that give different figures, and
-  :mod:`~ragbook.generation.dated`, the newer of dated ones preferred;
+  :mod:`~ragbook.generation.conflicts`, sources that give different figures;
   :mod:`~ragbook.generation.requests`, requests that are not questions about the
   documents.
 - :mod:`~ragbook.generation.verification`: citation, support, number and quote checks
